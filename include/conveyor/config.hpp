@@ -1,0 +1,52 @@
+#pragma once
+/// @file
+/// Feature macros, the version, `CONVEYOR_HD` and the library namespace. Every feature macro
+/// is derived here and nowhere else.
+
+#define CONVEYOR_VERSION_MAJOR 0
+#define CONVEYOR_VERSION_MINOR 1
+#define CONVEYOR_VERSION_PATCH 0
+/// major * 10000 + minor * 100 + patch, for `#if CONVEYOR_VERSION >= ...`.
+#define CONVEYOR_VERSION (CONVEYOR_VERSION_MAJOR * 10000 + CONVEYOR_VERSION_MINOR * 100 + CONVEYOR_VERSION_PATCH)
+
+// Function-like, so a misspelt feature test fails in the preprocessor instead of reading 0.
+#if defined(__CUDACC__)
+#define CONVEYOR_CUDA_COMPILATION() 1
+#else
+#define CONVEYOR_CUDA_COMPILATION() 0
+#endif
+
+#if !defined(CONVEYOR_DISABLE_CUDA) && defined(__has_include)
+#if __has_include(<cuda_runtime_api.h>)
+#define CONVEYOR_HAS_CUDA_RUNTIME() 1
+#endif
+#endif
+#ifndef CONVEYOR_HAS_CUDA_RUNTIME
+#define CONVEYOR_HAS_CUDA_RUNTIME() 0
+#endif
+
+// NVTX ranges need the CUDA toolkit's header-only nvtx3; the build system turns them on.
+#if defined(CONVEYOR_ENABLE_NVTX) && CONVEYOR_HAS_CUDA_RUNTIME() && defined(__has_include)
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#define CONVEYOR_HAS_NVTX() 1
+#endif
+#endif
+#ifndef CONVEYOR_HAS_NVTX
+#define CONVEYOR_HAS_NVTX() 0
+#endif
+
+/// Marks a function callable from host and device code; empty for host-only compilers.
+#if CONVEYOR_CUDA_COMPILATION()
+#define CONVEYOR_HD __host__ __device__
+#else
+#define CONVEYOR_HD
+#endif
+
+namespace conveyor {
+inline namespace v0 {
+
+/// The library version as a string, e.g. "0.1.0".
+inline constexpr const char* version_string = "0.1.0";
+
+}  // namespace v0
+}  // namespace conveyor

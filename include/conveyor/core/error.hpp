@@ -1,0 +1,107 @@
+#pragma once
+/// @file
+/// The exception hierarchy. Every message names where it was raised, what failed and the input.
+///
+///   Error (std::runtime_error)
+///   ├── ConfigError   an argument or option is invalid
+///   ├── IoError       a file could not be listed or read
+///   ├── DecodeError   encoded bytes are not an image conveyor can decode
+///   ├── SampleError   one dataset sample failed inside a pipeline (nests the cause)
+///   └── CudaError     a CUDA runtime call failed (cuda/error.hpp)
+
+#include <conveyor/config.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <source_location>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace conveyor {
+inline namespace v0 {
+
+namespace detail {
+
+/// "file.hpp:123: " with the directories stripped: messages stay short and machine-independent.
+inline std::string location_prefix(const std::source_location& where) {
+  std::string_view file = where.file_name();
+  if (auto slash = file.find_last_of("/\\"); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  std::string out(file);
+  out += ':';
+  out += std::to_string(where.line());
+  out += ": ";
+  return out;
+}
+
+}  // namespace detail
+
+/// Base of every exception conveyor throws.
+class Error : public std::runtime_error {
+ public:
+  [[nodiscard]] explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+/// An invalid argument or option: names the argument and the value.
+class ConfigError : public Error {
+ public:
+  [[nodiscard]] explicit ConfigError(std::string_view what,
+                                     std::source_location where = std::source_location::current())
+      : Error(detail::location_prefix(where) + std::string(what)) {}
+};
+
+/// A file or folder that could not be listed, opened or read.
+class IoError : public Error {
+ public:
+  [[nodiscard]] IoError(std::string_view what, std::string path,
+                        std::source_location where = std::source_location::current())
+      : Error(detail::location_prefix(where) + std::string(what) + " [" + path + "]"), path_(std::move(path)) {}
+  /// The file or folder concerned.
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// Encoded bytes that are not an image conveyor can decode (corrupt, truncated, unsupported, too large).
+class DecodeError : public Error {
+ public:
+  [[nodiscard]] explicit DecodeError(std::string_view reason,
+                                     std::source_location where = std::source_location::current())
+      : Error(detail::location_prefix(where) + std::string(reason)), reason_(reason) {}
+  /// The decoder's message alone, without the location.
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+/// One sample of a dataset failed while a pipeline prepared it. The original exception is nested
+/// (`std::rethrow_if_nested`), so callers can still catch `DecodeError` or `IoError` below it.
+class SampleError : public Error {
+ public:
+  [[nodiscard]] SampleError(std::uint64_t index, std::string path, std::string reason)
+      : Error("sample " + std::to_string(index) + " [" + path + "]: " + reason),
+        index_(index), path_(std::move(path)), reason_(std::move(reason)) {}
+  /// The dataset index of the failed sample.
+  [[nodiscard]] std::uint64_t index() const noexcept { return index_; }
+  /// The dataset's name for the sample (a path for files).
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// What went wrong, as the reading or decoding step said it.
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::uint64_t index_;
+  std::string path_;
+  std::string reason_;
+};
+
+}  // namespace v0
+}  // namespace conveyor
+
+/// Throws `conveyor::ConfigError` naming the failed condition when `cond` is false.
+#define CONVEYOR_EXPECTS(cond, msg)                                                              \
+  do {                                                                                           \
+    if (!(cond)) throw ::conveyor::ConfigError(std::string(msg) + " (expected: " #cond ")");   \
+  } while (0)

@@ -1,0 +1,147 @@
+#pragma once
+/// @file
+/// Samplers: the order in which an epoch visits dataset indices. A sampler is a pure function of
+/// the epoch; `indices(epoch)` returns the same list on every platform and standard library.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/core/rng.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+
+namespace detail {
+
+/// Fisher-Yates over [0, n) driven by a counter-based stream: portable, unlike std::shuffle.
+inline std::vector<std::uint64_t> permutation(std::uint64_t n, std::uint64_t seed, std::uint64_t epoch) {
+  std::vector<std::uint64_t> p(n);
+  std::iota(p.begin(), p.end(), std::uint64_t{0});
+  CounterRng rng(seed, epoch, 0, RngOp::sampler);
+  for (std::uint64_t i = n; i > 1; --i) {
+    const std::uint64_t j = rng.below(i);
+    std::swap(p[i - 1], p[j]);
+  }
+  return p;
+}
+
+/// Keeps `set_epoch()`/`epoch()`/`indices()` for code written against torch's samplers.
+class EpochState {
+ public:
+  /// Selects the epoch that `indices()` without an argument returns.
+  void set_epoch(std::uint64_t epoch) noexcept { epoch_ = epoch; }
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
+
+ private:
+  std::uint64_t epoch_ = 0;
+};
+
+}  // namespace detail
+
+/// Visits 0, 1, ..., size-1 every epoch.
+class SequentialSampler : public detail::EpochState {
+ public:
+  explicit SequentialSampler(std::uint64_t size) : size_(size) {}
+  /// Indices per epoch.
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  /// The indices of `epoch`, in order.
+  [[nodiscard]] std::vector<std::uint64_t> indices(std::uint64_t /*epoch*/) const {
+    std::vector<std::uint64_t> v(size_);
+    std::iota(v.begin(), v.end(), std::uint64_t{0});
+    return v;
+  }
+  [[nodiscard]] std::vector<std::uint64_t> indices() const { return indices(epoch()); }
+
+ private:
+  std::uint64_t size_;
+};
+
+/// Options of `RandomSampler`.
+struct RandomSamplerOptions {
+  std::uint64_t seed = 0;
+};
+
+/// A fresh permutation of [0, size) every epoch, fixed by (seed, epoch) alone.
+class RandomSampler : public detail::EpochState {
+ public:
+  explicit RandomSampler(std::uint64_t size, RandomSamplerOptions options = {}) : size_(size), seed_(options.seed) {}
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  [[nodiscard]] std::uint64_t seed() const noexcept { return seed_; }
+  /// The permutation of `epoch`.
+  [[nodiscard]] std::vector<std::uint64_t> indices(std::uint64_t epoch) const {
+    return detail::permutation(size_, seed_, epoch);
+  }
+  [[nodiscard]] std::vector<std::uint64_t> indices() const { return indices(epoch()); }
+
+ private:
+  std::uint64_t size_;
+  std::uint64_t seed_;
+};
+
+/// Options of `DistributedSampler`, named as torch names them.
+struct DistributedSamplerOptions {
+  std::uint64_t num_replicas = 1;  ///< world size
+  std::uint64_t rank = 0;
+  bool shuffle = true;
+  std::uint64_t seed = 0;
+  bool drop_last = false;
+};
+
+/// One rank's share of every epoch, with torch.utils.data.DistributedSampler's semantics: the
+/// epoch's order (a permutation fixed by (seed, epoch) when shuffling, else 0..n-1) is padded by
+/// wrapping around to a multiple of the world size, or truncated with `drop_last`; rank r takes
+/// positions r, r + world, r + 2 world, ... Every rank gets the same number of indices.
+class DistributedSampler : public detail::EpochState {
+ public:
+  /// @throws ConfigError when the world size is 0, the rank is out of range, or nothing is left.
+  DistributedSampler(std::uint64_t dataset_size, DistributedSamplerOptions options) : n_(dataset_size), o_(options) {
+    if (o_.num_replicas == 0) throw ConfigError("DistributedSampler: num_replicas must be > 0, got 0");
+    if (o_.rank >= o_.num_replicas)
+      throw ConfigError("DistributedSampler: rank " + std::to_string(o_.rank) + " is out of range for num_replicas " +
+                        std::to_string(o_.num_replicas));
+    if (n_ == 0) throw ConfigError("DistributedSampler: the dataset is empty");
+    const std::uint64_t w = o_.num_replicas;
+    // torch: ceil((n - w) / w) per rank with drop_last (that is floor(n / w)), else ceil(n / w).
+    num_samples_ = o_.drop_last ? n_ / w : (n_ + w - 1) / w;
+    if (num_samples_ == 0)
+      throw ConfigError("DistributedSampler: drop_last leaves no sample for " + std::to_string(w) +
+                        " replicas of a dataset of " + std::to_string(n_));
+  }
+
+  /// Indices this rank gets per epoch.
+  [[nodiscard]] std::uint64_t size() const noexcept { return num_samples_; }
+  /// Indices of all ranks together per epoch (size() * num_replicas).
+  [[nodiscard]] std::uint64_t total_size() const noexcept { return num_samples_ * o_.num_replicas; }
+  [[nodiscard]] const DistributedSamplerOptions& options() const noexcept { return o_; }
+
+  /// This rank's indices for `epoch`.
+  [[nodiscard]] std::vector<std::uint64_t> indices(std::uint64_t epoch) const {
+    std::vector<std::uint64_t> order(n_);
+    if (o_.shuffle)
+      order = detail::permutation(n_, o_.seed, epoch);
+    else
+      std::iota(order.begin(), order.end(), std::uint64_t{0});
+    const std::uint64_t total = total_size();
+    std::vector<std::uint64_t> mine;
+    mine.reserve(num_samples_);
+    // Position p of the padded order is order[p % n]: torch's `indices += indices[:padding]`,
+    // repeated as often as needed when the padding exceeds the dataset.
+    for (std::uint64_t p = o_.rank; p < total; p += o_.num_replicas) mine.push_back(order[p % n_]);
+    return mine;
+  }
+  [[nodiscard]] std::vector<std::uint64_t> indices() const { return indices(epoch()); }
+
+ private:
+  std::uint64_t n_;
+  DistributedSamplerOptions o_;
+  std::uint64_t num_samples_ = 0;
+};
+
+}  // namespace v0
+}  // namespace conveyor

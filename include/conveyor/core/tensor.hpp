@@ -1,0 +1,115 @@
+#pragma once
+/// @file
+/// Element types, layouts and a non-owning strided tensor view, shared by both backends.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
+
+#include <array>
+#include <initializer_list>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// Element type of a batch's images.
+enum class DType : std::uint8_t { u8, f32, f16, bf16, i64 };
+
+/// Memory order of a batch of images: channels first (NCHW) or last (NHWC).
+enum class Layout : std::uint8_t { NCHW, NHWC };
+
+/// Size of one element in bytes.
+[[nodiscard]] constexpr std::size_t dtype_size(DType t) noexcept {
+  switch (t) {
+    case DType::u8: return 1;
+    case DType::f16:
+    case DType::bf16: return 2;
+    case DType::f32: return 4;
+    case DType::i64: return 8;
+  }
+  return 0;
+}
+
+/// Lower-case name, as the command-line tools spell it.
+[[nodiscard]] constexpr std::string_view to_string(DType t) noexcept {
+  switch (t) {
+    case DType::u8: return "u8";
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::i64: return "i64";
+  }
+  return "?";
+}
+
+/// Lower-case name, as the command-line tools spell it.
+[[nodiscard]] constexpr std::string_view to_string(Layout l) noexcept { return l == Layout::NCHW ? "nchw" : "nhwc"; }
+
+/// Parses "u8", "f32", "f16", "bf16". @throws ConfigError for anything else.
+[[nodiscard]] inline DType parse_dtype(std::string_view s) {
+  for (DType t : {DType::u8, DType::f32, DType::f16, DType::bf16})
+    if (s == to_string(t)) return t;
+  throw ConfigError("unknown dtype '" + std::string(s) + "' (expected u8, f32, f16 or bf16)");
+}
+
+/// Parses "nchw" or "nhwc". @throws ConfigError for anything else.
+[[nodiscard]] inline Layout parse_layout(std::string_view s) {
+  if (s == "nchw") return Layout::NCHW;
+  if (s == "nhwc") return Layout::NHWC;
+  throw ConfigError("unknown layout '" + std::string(s) + "' (expected nchw or nhwc)");
+}
+
+/// Where a tensor's memory lives. `id` is the CUDA ordinal for `cuda`, 0 for `cpu`.
+struct Device {
+  enum class Kind : std::uint8_t { cpu, cuda } kind = Kind::cpu;
+  int id = 0;
+  friend constexpr bool operator==(const Device&, const Device&) = default;
+};
+
+/// A non-owning view of a strided tensor of up to 4 dimensions. Strides count elements.
+struct TensorView {
+  static constexpr int max_rank = 4;
+
+  void* data = nullptr;
+  DType dtype = DType::u8;
+  int rank = 0;
+  std::array<std::int64_t, max_rank> shape{};
+  std::array<std::int64_t, max_rank> strides{};
+  Device device{};
+
+  /// Number of elements.
+  [[nodiscard]] std::int64_t numel() const noexcept {
+    std::int64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= shape[i];
+    return n;
+  }
+  /// Number of bytes spanned by a contiguous tensor of this shape.
+  [[nodiscard]] std::size_t nbytes() const noexcept { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+  /// The data pointer as `T*`; the caller is responsible for `T` matching `dtype`.
+  template <class T>
+  [[nodiscard]] T* as() const noexcept { return static_cast<T*>(data); }
+
+  /// A contiguous (row-major) view of `shape`.
+  [[nodiscard]] static TensorView contiguous(void* data, DType dtype, std::initializer_list<std::int64_t> shape,
+                                             Device device = {}) {
+    TensorView v;
+    v.data = data;
+    v.dtype = dtype;
+    v.rank = static_cast<int>(shape.size());
+    v.device = device;
+    int i = 0;
+    for (std::int64_t s : shape) v.shape[i++] = s;
+    std::int64_t stride = 1;
+    for (int d = v.rank - 1; d >= 0; --d) {
+      v.strides[d] = stride;
+      stride *= v.shape[d];
+    }
+    return v;
+  }
+};
+
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,281 @@
+#pragma once
+/// @file
+/// JPEG header parsing and decoding with libjpeg-turbo's libjpeg API.
+///
+/// libjpeg reports errors through a callback that must not return. conveyor's callback records
+/// the message and `longjmp`s back into the one function that called libjpeg; those functions hold
+/// only trivially destructible locals, so the jump never skips a C++ destructor, and the caller
+/// throws `DecodeError` after libjpeg has been reset. Warnings (corrupt but decodable data) take
+/// the same path unless decoding is lenient. Nothing is ever printed and `exit()` is never called.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/io/exif.hpp>
+
+#include <array>
+#include <csetjmp>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>  // jpeglib.h needs FILE and size_t first
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <jpeglib.h>
+
+#if !defined(LIBJPEG_TURBO_VERSION_NUMBER) && !defined(LIBJPEG_TURBO_VERSION)
+#error "conveyor needs libjpeg-turbo's jpeglib.h (Debian: libjpeg62-turbo-dev)"
+#endif
+
+namespace conveyor {
+inline namespace v0 {
+
+/// Colour space of the coded components.
+enum class JpegColor : std::uint8_t { gray, ycbcr, rgb, cmyk, ycck, unknown };
+
+/// What the header says about an image; read without decoding any pixel.
+struct JpegInfo {
+  int width = 0;
+  int height = 0;
+  int components = 0;
+  JpegColor color = JpegColor::unknown;
+  std::array<std::uint8_t, 4> h_sampling{};  ///< per component, as coded
+  std::array<std::uint8_t, 4> v_sampling{};
+  bool progressive = false;
+  bool arithmetic = false;
+  int orientation = 1;  ///< Exif orientation 1..8 (1 when absent)
+
+  /// "gray", "4:4:4", "4:2:2", "4:2:0", "4:4:0", "4:1:1", "4:1:0", or the factors ("3x2,1x1,1x1").
+  [[nodiscard]] std::string subsampling() const {
+    if (components == 1) return "gray";
+    bool chroma_same = true;
+    for (int c = 2; c < components; ++c)
+      chroma_same = chroma_same && h_sampling[c] == h_sampling[1] && v_sampling[c] == v_sampling[1];
+    if (chroma_same && h_sampling[1] == 1 && v_sampling[1] == 1) {
+      const int h = h_sampling[0], v = v_sampling[0];
+      if (h == 1 && v == 1) return "4:4:4";
+      if (h == 2 && v == 1) return "4:2:2";
+      if (h == 2 && v == 2) return "4:2:0";
+      if (h == 1 && v == 2) return "4:4:0";
+      if (h == 4 && v == 1) return "4:1:1";
+      if (h == 4 && v == 2) return "4:1:0";
+    }
+    std::string s;
+    for (int c = 0; c < components; ++c) {
+      if (c) s += ',';
+      s += std::to_string(h_sampling[c]) + 'x' + std::to_string(v_sampling[c]);
+    }
+    return s;
+  }
+};
+
+/// How strictly to decode.
+struct DecodeOptions {
+  /// Accept corrupt but decodable data (libjpeg warnings) instead of raising `DecodeError`.
+  bool lenient = false;
+  /// Refuse, from the header alone and before any pixel buffer exists, images with more pixels.
+  std::uint64_t max_image_pixels = std::uint64_t{1} << 27;
+};
+
+namespace detail {
+
+struct JpegErrorManager {
+  jpeg_error_mgr pub;  // first: libjpeg sees only this part
+  std::jmp_buf jump;
+  bool lenient;
+  int warnings;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] inline void jpeg_error_exit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+inline void jpeg_emit_message(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;  // trace messages
+  auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+  ++err->warnings;
+  if (err->lenient) return;
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+inline void jpeg_output_message(j_common_ptr) {}  // never print
+
+/// libjpeg state that must not move (it points into itself), held behind a pointer.
+struct JpegState {
+  jpeg_decompress_struct cinfo{};
+  JpegErrorManager err{};
+  bool created = false;
+  bool header_read = false;
+  std::vector<JSAMPLE> cmyk_rows;  // scratch for CMYK/YCCK, converted to RGB row by row
+};
+
+/// djpeg's CMYK -> RGB (Adobe CMYK is stored inverted): round(c * k / 255), in integers.
+inline void cmyk_to_rgb(const JSAMPLE* in, std::uint8_t* out, std::size_t pixels) noexcept {
+  for (std::size_t i = 0; i < pixels; ++i, in += 4, out += 3) {
+    const unsigned k = in[3];
+    out[0] = static_cast<std::uint8_t>((2u * in[0] * k + 255u) / 510u);
+    out[1] = static_cast<std::uint8_t>((2u * in[1] * k + 255u) / 510u);
+    out[2] = static_cast<std::uint8_t>((2u * in[2] * k + 255u) / 510u);
+  }
+}
+
+}  // namespace detail
+
+/// A reusable JPEG decoder. Create one per thread and decode many images with it: the libjpeg
+/// object and scratch buffers are kept, so steady-state decoding allocates nothing of its own.
+/// Not thread-safe; movable.
+class JpegDecoder {
+ public:
+  explicit JpegDecoder(DecodeOptions options = {}) : options_(options), s_(std::make_unique<detail::JpegState>()) {
+    auto& s = *s_;
+    s.cinfo.err = jpeg_std_error(&s.err.pub);
+    s.err.pub.error_exit = detail::jpeg_error_exit;
+    s.err.pub.emit_message = detail::jpeg_emit_message;
+    s.err.pub.output_message = detail::jpeg_output_message;
+  }
+  JpegDecoder(JpegDecoder&&) noexcept = default;
+  JpegDecoder& operator=(JpegDecoder&&) noexcept = default;
+  ~JpegDecoder() {
+    if (s_ && s_->created) jpeg_destroy_decompress(&s_->cinfo);
+  }
+
+  [[nodiscard]] const DecodeOptions& options() const noexcept { return options_; }
+  void set_options(const DecodeOptions& options) noexcept { options_ = options; }
+
+  /// Parses the header of `jpeg` and prepares to decode it. `jpeg` must stay alive and unchanged
+  /// until `decode()` returns or the next `read_header()`.
+  /// @throws DecodeError when the bytes are not a decodable 8-bit JPEG, or the image has more
+  ///         than `max_image_pixels` pixels.
+  JpegInfo read_header(std::span<const std::byte> jpeg) {
+    auto& s = *s_;
+    s.err.lenient = options_.lenient;
+    s.err.warnings = 0;
+    s.header_read = false;
+    if (!header(s, jpeg.data(), jpeg.size())) throw DecodeError(s.err.message);
+    const auto& c = s.cinfo;
+    JpegInfo info;
+    info.width = static_cast<int>(c.image_width);
+    info.height = static_cast<int>(c.image_height);
+    info.components = c.num_components;
+    info.progressive = c.progressive_mode != 0;
+    info.arithmetic = c.arith_code != 0;
+    switch (c.jpeg_color_space) {
+      case JCS_GRAYSCALE: info.color = JpegColor::gray; break;
+      case JCS_YCbCr: info.color = JpegColor::ycbcr; break;
+      case JCS_RGB: info.color = JpegColor::rgb; break;
+      case JCS_CMYK: info.color = JpegColor::cmyk; break;
+      case JCS_YCCK: info.color = JpegColor::ycck; break;
+      default: info.color = JpegColor::unknown; break;
+    }
+    for (int i = 0; i < c.num_components && i < 4; ++i) {
+      info.h_sampling[i] = static_cast<std::uint8_t>(c.comp_info[i].h_samp_factor);
+      info.v_sampling[i] = static_cast<std::uint8_t>(c.comp_info[i].v_samp_factor);
+    }
+    info.orientation = exif_orientation(jpeg);
+    const auto pixels = static_cast<std::uint64_t>(info.width) * static_cast<std::uint64_t>(info.height);
+    std::string refusal;
+    if (c.data_precision != 8)
+      refusal = "unsupported sample precision " + std::to_string(c.data_precision) + " (only 8-bit JPEG is decoded)";
+    else if (info.color == JpegColor::unknown)
+      refusal = "unsupported colour space with " + std::to_string(info.components) + " components";
+    else if (pixels > options_.max_image_pixels)
+      refusal = "image of " + std::to_string(info.width) + "x" + std::to_string(info.height) +
+                " pixels exceeds max_image_pixels (" + std::to_string(options_.max_image_pixels) + ")";
+    if (!refusal.empty()) {
+      jpeg_abort_decompress(&s.cinfo);
+      throw DecodeError(refusal);
+    }
+    s.header_read = true;
+    return info;
+  }
+
+  /// Decodes the image whose header was read last into `out` as RGB u8, `width * 3` bytes per row
+  /// and `row_stride` bytes between rows. Grayscale becomes 3 equal channels; CMYK/YCCK are
+  /// converted as libjpeg-turbo's djpeg does.
+  /// @throws DecodeError on corrupt data (warnings too, unless lenient), or without a header.
+  void decode(std::uint8_t* out, std::size_t row_stride) {
+    auto& s = *s_;
+    if (!s.header_read) throw DecodeError("decode() called without a successful read_header()");
+    s.header_read = false;
+    const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
+    if (cmyk) s.cmyk_rows.resize(std::size_t{s.cinfo.image_width} * 4 * max_rows);
+    if (!pixels(s, out, row_stride, cmyk)) throw DecodeError(s.err.message);
+  }
+
+  /// Warnings libjpeg raised during the last image (only non-zero when lenient).
+  [[nodiscard]] int warnings() const noexcept { return s_->err.warnings; }
+
+ private:
+  static constexpr int max_rows = 16;
+
+  // The two functions below are the only callers of libjpeg. Each sets the jump target and holds
+  // nothing that needs a destructor, so a longjmp out of libjpeg is safe.
+  // A fresh libjpeg object per image: an aborted one keeps the previous image's quantization and
+  // Huffman tables, and a corrupt file that lacks its own would then decode with those, making the
+  // result depend on what the thread decoded before. Recreating costs a few small allocations.
+  static bool header(detail::JpegState& s, const std::byte* data, std::size_t size) noexcept {
+    if (setjmp(s.err.jump)) {
+      if (s.created) jpeg_abort_decompress(&s.cinfo);
+      return false;
+    }
+    if (s.created) jpeg_destroy_decompress(&s.cinfo);
+    s.created = false;
+    jpeg_create_decompress(&s.cinfo);
+    s.created = true;
+    jpeg_mem_src(&s.cinfo, reinterpret_cast<const unsigned char*>(data), static_cast<unsigned long>(size));
+    jpeg_read_header(&s.cinfo, TRUE);
+    return true;
+  }
+
+  static bool pixels(detail::JpegState& s, std::uint8_t* out, std::size_t row_stride, bool cmyk) noexcept {
+    if (setjmp(s.err.jump)) {
+      jpeg_abort_decompress(&s.cinfo);
+      return false;
+    }
+    auto& c = s.cinfo;
+    c.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    jpeg_start_decompress(&c);
+    JSAMPROW rows[max_rows];
+    while (c.output_scanline < c.output_height) {
+      const JDIMENSION first = c.output_scanline;
+      const JDIMENSION want = c.output_height - first < JDIMENSION{max_rows} ? c.output_height - first : max_rows;
+      for (JDIMENSION r = 0; r < want; ++r)
+        rows[r] = cmyk ? s.cmyk_rows.data() + std::size_t{r} * c.output_width * 4 : out + (first + r) * row_stride;
+      const JDIMENSION got = jpeg_read_scanlines(&c, rows, want);
+      if (cmyk)
+        for (JDIMENSION r = 0; r < got; ++r) detail::cmyk_to_rgb(rows[r], out + (first + r) * row_stride, c.output_width);
+    }
+    jpeg_finish_decompress(&c);
+    return true;
+  }
+
+  DecodeOptions options_;
+  std::unique_ptr<detail::JpegState> s_;
+};
+
+/// An RGB u8 image in HWC order with rows packed (`width * 3` bytes each).
+struct RgbImage {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> pixels;
+};
+
+/// Decodes a whole JPEG into a new RGB image: a convenience for tools and tests; pipelines reuse
+/// a `JpegDecoder` and their own buffers instead.
+/// @throws DecodeError as `JpegDecoder` does.
+[[nodiscard]] inline RgbImage decode_jpeg(std::span<const std::byte> jpeg, DecodeOptions options = {}) {
+  JpegDecoder decoder(options);
+  const JpegInfo info = decoder.read_header(jpeg);
+  RgbImage img{info.width, info.height, {}};
+  img.pixels.resize(std::size_t(info.width) * std::size_t(info.height) * 3);
+  decoder.decode(img.pixels.data(), std::size_t(info.width) * 3);
+  return img;
+}
+
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,109 @@
+#include <conveyor/core/samplers.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+using namespace conveyor;
+using V = std::vector<std::uint64_t>;
+
+TEST_CASE("SequentialSampler visits 0..n-1 every epoch", "[core][sampler]") {
+  SequentialSampler s(5);
+  CHECK(s.size() == 5);
+  CHECK(s.indices(0) == V{0, 1, 2, 3, 4});
+  CHECK(s.indices(7) == V{0, 1, 2, 3, 4});
+  CHECK(SequentialSampler(0).indices(0).empty());
+}
+
+TEST_CASE("RandomSampler draws a permutation fixed by seed and epoch", "[core][sampler]") {
+  RandomSampler s(1000, {.seed = 42});
+  const V e0 = s.indices(0);
+  V sorted = e0;
+  std::sort(sorted.begin(), sorted.end());
+  V iota(1000);
+  std::iota(iota.begin(), iota.end(), 0);
+  CHECK(sorted == iota);
+  CHECK(s.indices(0) == e0);
+  CHECK(s.indices(1) != e0);
+  CHECK(RandomSampler(1000, {.seed = 43}).indices(0) != e0);
+  CHECK(e0 != iota);
+  s.set_epoch(1);
+  CHECK(s.indices() == s.indices(1));
+}
+
+TEST_CASE("RandomSampler's permutation is pinned across platforms", "[core][sampler]") {
+  // Fisher-Yates over Philox: these values are the same with any compiler and standard library.
+  const V golden = RandomSampler(10, {.seed = 42}).indices(3);
+  CHECK(golden == RandomSampler(10, {.seed = 42}).indices(3));
+  V manual(10);
+  std::iota(manual.begin(), manual.end(), 0);
+  CounterRng rng(42, 3, 0, RngOp::sampler);
+  for (std::uint64_t i = 10; i > 1; --i) std::swap(manual[i - 1], manual[rng.below(i)]);
+  CHECK(golden == manual);
+}
+
+TEST_CASE("DistributedSampler pads by wrapping, as torch does", "[core][sampler][distributed]") {
+  // torch: n=10, world=3 -> num_samples=4, total=12, order 0..9 + [0, 1], rank r takes r::3.
+  auto rank = [](std::uint64_t r) { return DistributedSampler(10, {.num_replicas = 3, .rank = r, .shuffle = false}); };
+  CHECK(rank(0).size() == 4);
+  CHECK(rank(0).total_size() == 12);
+  CHECK(rank(0).indices(0) == V{0, 3, 6, 9});
+  CHECK(rank(1).indices(0) == V{1, 4, 7, 0});
+  CHECK(rank(2).indices(0) == V{2, 5, 8, 1});
+}
+
+TEST_CASE("DistributedSampler truncates with drop_last, as torch does", "[core][sampler][distributed]") {
+  // torch: n=10, world=3, drop_last -> num_samples=ceil(7/3)=3, total=9, order 0..8.
+  auto rank = [](std::uint64_t r) {
+    return DistributedSampler(10, {.num_replicas = 3, .rank = r, .shuffle = false, .drop_last = true});
+  };
+  CHECK(rank(0).indices(0) == V{0, 3, 6});
+  CHECK(rank(1).indices(0) == V{1, 4, 7});
+  CHECK(rank(2).indices(0) == V{2, 5, 8});
+}
+
+TEST_CASE("DistributedSampler repeats the dataset when padding exceeds it", "[core][sampler][distributed]") {
+  // torch: n=2, world=5 -> padding 3 > 2, so indices*ceil(3/2) -> [0,1,0,1][:3]; order [0,1,0,1,0].
+  const V expect[] = {{0}, {1}, {0}, {1}, {0}};
+  for (std::uint64_t r = 0; r < 5; ++r)
+    CHECK(DistributedSampler(2, {.num_replicas = 5, .rank = r, .shuffle = false}).indices(0) == expect[r]);
+  // torch gives every rank 0 samples here; conveyor refuses instead of silently training on nothing.
+  CHECK_THROWS_AS(DistributedSampler(2, {.num_replicas = 5, .rank = 0, .drop_last = true}), ConfigError);
+}
+
+TEST_CASE("DistributedSampler shuffles one permutation shared by all ranks", "[core][sampler][distributed]") {
+  // n=7, world=2: order p (the seed/epoch permutation) + [p0]; rank 0 = p0 p2 p4 p6, rank 1 = p1 p3 p5 p0.
+  const V p = RandomSampler(7, {.seed = 5}).indices(2);
+  const V r0 = DistributedSampler(7, {.num_replicas = 2, .rank = 0, .seed = 5}).indices(2);
+  const V r1 = DistributedSampler(7, {.num_replicas = 2, .rank = 1, .seed = 5}).indices(2);
+  CHECK(r0 == V{p[0], p[2], p[4], p[6]});
+  CHECK(r1 == V{p[1], p[3], p[5], p[0]});
+  DistributedSampler s(7, {.num_replicas = 2, .rank = 1, .seed = 5});
+  s.set_epoch(2);
+  CHECK(s.indices() == r1);
+  CHECK(s.indices(3) != r1);
+}
+
+TEST_CASE("DistributedSampler ranks cover the dataset exactly once without padding", "[core][sampler][distributed]") {
+  for (std::uint64_t world : {1, 2, 4, 8, 16}) {
+    V all;
+    for (std::uint64_t r = 0; r < world; ++r) {
+      const V mine = DistributedSampler(64, {.num_replicas = world, .rank = r, .seed = 9}).indices(4);
+      CHECK(mine.size() == 64 / world);
+      all.insert(all.end(), mine.begin(), mine.end());
+    }
+    std::sort(all.begin(), all.end());
+    V iota(64);
+    std::iota(iota.begin(), iota.end(), 0);
+    CHECK(all == iota);
+  }
+}
+
+TEST_CASE("DistributedSampler rejects impossible arguments by name", "[core][sampler][distributed]") {
+  CHECK_THROWS_WITH(DistributedSampler(10, {.num_replicas = 0}), Catch::Contains("num_replicas"));
+  CHECK_THROWS_WITH(DistributedSampler(10, {.num_replicas = 2, .rank = 2}), Catch::Contains("rank 2"));
+  CHECK_THROWS_WITH(DistributedSampler(0, {.num_replicas = 2}), Catch::Contains("empty"));
+}
