@@ -1,0 +1,108 @@
+#pragma once
+/// @file
+/// The augmentation operations and their parameter sampling, with torchvision's semantics. These
+/// run on the host, once per sample, from the image size alone (no pixel needed), and produce
+/// the integer crop boxes and sizes that `ops::SamplePlan` turns into resampling.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/rng.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// torchvision.transforms.RandomResizedCrop: a random box of `scale` of the area and aspect
+/// `ratio` (log-uniform), 10 tries, then the centre crop clamped to the ratio range; resized to
+/// `size` x `size`.
+struct RandomResizedCrop {
+  int size = 224;
+  std::array<double, 2> scale{0.08, 1.0};
+  std::array<double, 2> ratio{3.0 / 4.0, 4.0 / 3.0};
+};
+
+/// torchvision.transforms.Resize(size) with an int: the shorter side becomes `size`, the longer
+/// keeps the aspect (truncated, as torchvision computes it). Antialiased when downscaling.
+struct Resize {
+  int size = 256;
+};
+
+/// torchvision.transforms.CenterCrop(size): the centred `size` x `size` box, zero-padded when
+/// the image is smaller.
+struct CenterCrop {
+  int size = 224;
+};
+
+/// torchvision.transforms.RandomHorizontalFlip(p).
+struct HorizontalFlip {
+  double p = 0.5;
+};
+
+/// torchvision.transforms.Normalize(mean, std) applied to pixels scaled to [0, 1].
+struct Normalize {
+  std::array<float, 3> mean{0.0f, 0.0f, 0.0f};
+  std::array<float, 3> std{1.0f, 1.0f, 1.0f};
+  /// The ImageNet statistics torchvision's models expect.
+  [[nodiscard]] static constexpr Normalize imagenet() noexcept {
+    return {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+  }
+};
+
+namespace ops {
+
+/// A crop box in pixels of the (oriented) source image.
+struct CropBox {
+  int top = 0, left = 0, height = 0, width = 0;
+  friend constexpr bool operator==(const CropBox&, const CropBox&) = default;
+};
+
+/// Python's round(): to nearest, ties to even.
+[[nodiscard]] inline int round_half_even(double v) noexcept { return static_cast<int>(std::nearbyint(v)); }
+
+/// torchvision's RandomResizedCrop.get_params, drawing from `rng`.
+[[nodiscard]] inline CropBox random_resized_crop_box(const RandomResizedCrop& op, int width, int height,
+                                                     CounterRng& rng) noexcept {
+  const double area = double(width) * double(height);
+  const double log_lo = std::log(op.ratio[0]), log_hi = std::log(op.ratio[1]);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target_area = area * rng.uniform(op.scale[0], op.scale[1]);
+    const double aspect = std::exp(rng.uniform(log_lo, log_hi));
+    const int w = round_half_even(std::sqrt(target_area * aspect));
+    const int h = round_half_even(std::sqrt(target_area / aspect));
+    if (0 < w && w <= width && 0 < h && h <= height) {
+      const int top = static_cast<int>(rng.below(static_cast<std::uint64_t>(height - h + 1)));
+      const int left = static_cast<int>(rng.below(static_cast<std::uint64_t>(width - w + 1)));
+      return {top, left, h, w};
+    }
+  }
+  const double in_ratio = double(width) / double(height);
+  const double lo = std::fmin(op.ratio[0], op.ratio[1]), hi = std::fmax(op.ratio[0], op.ratio[1]);
+  int w = width, h = height;
+  if (in_ratio < lo) {
+    h = round_half_even(w / lo);
+  } else if (in_ratio > hi) {
+    w = round_half_even(h * hi);
+  }
+  return {(height - h) / 2, (width - w) / 2, h, w};
+}
+
+/// torchvision's output size for Resize(size) with an int: {width, height}.
+[[nodiscard]] inline std::array<int, 2> resize_shorter_side(int size, int width, int height) noexcept {
+  const bool w_short = width <= height;
+  const long long s = w_short ? width : height, l = w_short ? height : width;
+  const int long_side = static_cast<int>(double(size * l) / double(s));  // int(size * long / short)
+  return w_short ? std::array<int, 2>{size, long_side} : std::array<int, 2>{long_side, size};
+}
+
+/// torchvision's CenterCrop offset of a `crop` window in `extent` pixels: negative when the image
+/// is padded (by floor((crop - extent) / 2) on the leading side).
+[[nodiscard]] inline int center_crop_offset(int extent, int crop) noexcept {
+  if (extent < crop) return -((crop - extent) / 2);
+  return round_half_even((extent - crop) / 2.0);
+}
+
+}  // namespace ops
+}  // namespace v0
+}  // namespace conveyor

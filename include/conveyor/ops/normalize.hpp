@@ -1,0 +1,49 @@
+#pragma once
+/// @file
+/// Normalisation and storage of one output element, shared by both backends.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/tensor.hpp>
+#include <conveyor/ops/convert.hpp>
+
+#include <cstdint>
+#include <math.h>
+
+namespace conveyor {
+inline namespace v0 {
+namespace ops {
+
+/// Per-channel `scale = 1 / (255 std)` and `bias = -mean / std`, computed once on the host, so
+/// every element costs one `fmaf` and both backends round identically.
+struct OutputParams {
+  float scale[3] = {1.0f / 255.0f, 1.0f / 255.0f, 1.0f / 255.0f};
+  float bias[3] = {0.0f, 0.0f, 0.0f};
+  DType dtype = DType::f32;
+  Layout layout = Layout::NCHW;
+};
+
+/// Stores resampled value `v` (already rounded to u8, as torchvision's uint8 pipeline holds it)
+/// as element `i` of `out`: raw for u8, normalised and converted otherwise.
+CONVEYOR_HD inline void store(void* out, std::int64_t i, std::uint8_t v, int channel, const OutputParams& p) noexcept {
+  if (p.dtype == DType::u8) {
+    static_cast<std::uint8_t*>(out)[i] = v;
+    return;
+  }
+  const float x = fmaf(static_cast<float>(v), p.scale[channel], p.bias[channel]);
+  switch (p.dtype) {
+    case DType::f32: static_cast<float*>(out)[i] = x; break;
+    case DType::f16: static_cast<std::uint16_t*>(out)[i] = to_f16_bits(x); break;
+    case DType::bf16: static_cast<std::uint16_t*>(out)[i] = to_bf16_bits(x); break;
+    default: break;
+  }
+}
+
+/// Element index of (channel, y, x) in a `height` x `width` sample of the given layout.
+[[nodiscard]] CONVEYOR_HD inline std::int64_t element_index(Layout layout, int channel, std::int64_t y, std::int64_t x,
+                                                            std::int64_t height, std::int64_t width) noexcept {
+  return layout == Layout::NCHW ? (channel * height + y) * width + x : (y * width + x) * 3 + channel;
+}
+
+}  // namespace ops
+}  // namespace v0
+}  // namespace conveyor

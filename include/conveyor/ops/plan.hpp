@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// The per-sample plan: everything the resampler needs to produce one output image from a
+/// decoded source, as plain data that the CPU loops and the CUDA kernel read alike.
+
+#include <conveyor/config.hpp>
+
+#include <cstdint>
+
+namespace conveyor {
+inline namespace v0 {
+namespace ops {
+
+/// How one output axis maps onto the source.
+///
+/// Output pixel `o` is resized pixel `r = o + offset`; `r` outside [0, resized) is padding (zero),
+/// as torchvision's CenterCrop pads an image smaller than the crop. Otherwise its centre lies at
+/// source coordinate `src_begin + origin + (r + 0.5) * scale`, and its filter taps are clamped to
+/// the source pixels [src_begin, src_end): the crop box, so nothing outside the crop bleeds in,
+/// exactly as when torchvision crops first and resizes after.
+struct AxisPlan {
+  float origin = 0.0f;  ///< sub-pixel shift of the box, relative to src_begin (0 unless decoded scaled)
+  float scale = 1.0f;   ///< source pixels per output pixel
+  std::int32_t offset = 0;
+  std::int32_t resized = 0;
+  std::int32_t src_begin = 0;
+  std::int32_t src_end = 0;
+};
+
+/// Where a sample's decoded pixels are, as an oriented view: pixel (x, y) of the view starts at
+/// byte `offset + x * x_stride + y * y_stride` of the source buffer. Exif orientations are
+/// negative or swapped strides, never a copy.
+struct SourceView {
+  std::int64_t offset = 0;
+  std::int64_t x_stride = 3;
+  std::int64_t y_stride = 0;
+  std::int32_t width = 0;   ///< of the oriented view
+  std::int32_t height = 0;
+};
+
+/// One sample's plan.
+struct SamplePlan {
+  AxisPlan x;
+  AxisPlan y;
+  SourceView src;
+  std::int32_t out_width = 0;
+  std::int32_t out_height = 0;
+  std::int32_t flip = 0;  ///< mirror the output horizontally
+};
+
+}  // namespace ops
+}  // namespace v0
+}  // namespace conveyor
