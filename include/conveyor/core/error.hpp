@@ -56,12 +56,16 @@ class IoError : public Error {
  public:
   [[nodiscard]] IoError(std::string_view what, std::string path,
                         std::source_location where = std::source_location::current())
-      : Error(detail::location_prefix(where) + std::string(what) + " [" + path + "]"), path_(std::move(path)) {}
+      : Error(detail::location_prefix(where) + std::string(what) + " [" + path + "]"),
+        path_(std::move(path)), reason_(what) {}
   /// The file or folder concerned.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// What failed, without the location and the path.
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
 
  private:
   std::string path_;
+  std::string reason_;
 };
 
 /// Encoded bytes that are not an image conveyor can decode (corrupt, truncated, unsupported, too large).

@@ -1,0 +1,77 @@
+#pragma once
+/// @file
+/// The slot ring: `prefetch` slots, each holding one batch's tensors, cycling
+///
+///   free --worker claims--> filling --last sample--> ready --iterator--> handed --last Batch dies--> free
+///
+/// Batches claim free slots in order and are handed out in order, whatever order the workers
+/// finish in. The ring outlives its pipeline while any `Batch` still holds a slot.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/sample.hpp>
+#include <conveyor/pipeline/detail/host_buffer.hpp>
+#include <conveyor/pipeline/options.hpp>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+namespace detail {
+
+enum class SlotState : std::uint8_t { free, filling, ready, handed };
+
+struct Slot {
+  HostBuffer images;
+  std::vector<std::int64_t> labels;
+  std::vector<std::int64_t> indices;
+  std::vector<SkippedSample> skipped;
+  std::vector<std::size_t> skipped_pos;  // batch position of each skipped sample, ascending
+  SlotState state = SlotState::free;
+  std::uint64_t epoch = 0;
+  std::uint64_t batch = 0;
+  std::size_t count = 0;    // samples in the batch
+  std::size_t pending = 0;  // samples not prepared yet
+  std::exception_ptr error;  // the failure of the earliest failed position
+  std::size_t error_pos = 0;
+};
+
+struct Ring {
+  Ring(std::size_t count, std::size_t batch_size, const SampleSpec& spec) : sample(spec), slots(count) {
+    for (Slot& s : this->slots) {
+      s.images = HostBuffer(batch_size * spec.bytes());
+      s.labels.resize(batch_size);
+      s.indices.resize(batch_size);
+    }
+  }
+
+  /// Called when the last `Batch` of a handed slot dies: the slot may be refilled.
+  void release(std::size_t slot) {
+    {
+      std::lock_guard lock(mutex);
+      slots[slot].state = SlotState::free;
+    }
+    work.notify_all();
+    done.notify_all();
+  }
+
+  [[nodiscard]] std::size_t host_bytes() const noexcept {
+    std::size_t n = 0;
+    for (const Slot& s : slots) n += s.images.size() + (s.labels.size() + s.indices.size()) * sizeof(std::int64_t);
+    return n;
+  }
+
+  const SampleSpec sample;
+  std::mutex mutex;
+  std::condition_variable work;  // workers: a task may be available
+  std::condition_variable done;  // consumer: a batch may be ready, or the workers drained
+  std::vector<Slot> slots;
+};
+
+}  // namespace detail
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,90 @@
+#pragma once
+/// @file
+/// `PipelineStats`: where a pipeline's time went, as numbers, a table and JSON.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/sample.hpp>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// Totals of one stage over all workers.
+struct StageStats {
+  std::uint64_t count = 0;  ///< samples through the stage
+  double seconds = 0;       ///< worker time spent in it, summed over workers
+};
+
+/// A pipeline's counters since construction.
+struct PipelineStats {
+  int workers = 0;
+  std::uint64_t epochs = 0;   ///< epochs started
+  std::uint64_t batches = 0;  ///< batches delivered
+  std::uint64_t images = 0;   ///< samples delivered
+  double elapsed_seconds = 0;  ///< from the first iterator's creation to the last delivery
+  double images_per_second = 0;
+  double consumer_wait_seconds = 0;  ///< time the consumer blocked for a batch not ready yet
+  double starvation = 0;             ///< consumer_wait_seconds / elapsed_seconds
+  std::array<StageStats, static_cast<int>(Stage::count)> stages{};
+  std::uint64_t skipped = 0;  ///< samples replaced under OnError::skip
+  std::uint64_t host_bytes = 0;  ///< held by the slot ring
+
+  [[nodiscard]] const StageStats& stage(Stage s) const noexcept { return stages[static_cast<int>(s)]; }
+
+  /// A human-readable table: per stage, worker time per sample and share of worker time.
+  [[nodiscard]] std::string table() const {
+    std::string out;
+    char line[160];
+    double busy = 0;
+    for (const StageStats& s : stages) busy += s.seconds;
+    std::snprintf(line, sizeof line, "%-14s %12s %14s %10s\n", "stage", "samples", "us/sample", "share");
+    out += line;
+    for (int i = 0; i < static_cast<int>(Stage::count); ++i) {
+      const StageStats& s = stages[i];
+      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %9.1f%%\n", std::string(to_string(Stage(i))).c_str(),
+                    static_cast<unsigned long long>(s.count), s.count ? 1e6 * s.seconds / double(s.count) : 0.0,
+                    busy > 0 ? 100.0 * s.seconds / busy : 0.0);
+      out += line;
+    }
+    std::snprintf(line, sizeof line, "%-14s %12s %14.3f s %8.1f%% of wall time\n", "consumer wait", "",
+                  consumer_wait_seconds, 100.0 * starvation);
+    out += line;
+    std::snprintf(line, sizeof line,
+                  "%llu images in %llu batches, %.3f s, %.1f img/s with %d workers; %llu skipped; %.1f MB held\n",
+                  static_cast<unsigned long long>(images), static_cast<unsigned long long>(batches), elapsed_seconds,
+                  images_per_second, workers, static_cast<unsigned long long>(skipped), double(host_bytes) / 1e6);
+    out += line;
+    return out;
+  }
+
+  /// The same numbers as one JSON object.
+  [[nodiscard]] std::string json() const {
+    std::string out = "{";
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "\"workers\": %d, \"epochs\": %llu, \"batches\": %llu, \"images\": %llu, \"elapsed_seconds\": %.6f, "
+                  "\"images_per_second\": %.3f, \"consumer_wait_seconds\": %.6f, \"starvation\": %.6f, ",
+                  workers, static_cast<unsigned long long>(epochs), static_cast<unsigned long long>(batches),
+                  static_cast<unsigned long long>(images), elapsed_seconds, images_per_second, consumer_wait_seconds,
+                  starvation);
+    out += buf;
+    out += "\"stages\": {";
+    for (int i = 0; i < static_cast<int>(Stage::count); ++i) {
+      std::snprintf(buf, sizeof buf, "%s\"%s\": {\"count\": %llu, \"seconds\": %.6f}", i ? ", " : "",
+                    std::string(to_string(Stage(i))).c_str(), static_cast<unsigned long long>(stages[i].count),
+                    stages[i].seconds);
+      out += buf;
+    }
+    std::snprintf(buf, sizeof buf, "}, \"skipped\": %llu, \"host_bytes\": %llu}", static_cast<unsigned long long>(skipped),
+                  static_cast<unsigned long long>(host_bytes));
+    out += buf;
+    return out;
+  }
+};
+
+}  // namespace v0
+}  // namespace conveyor
