@@ -14,6 +14,7 @@
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/io/exif.hpp>
 #include <conveyor/io/file.hpp>
+#include <conveyor/io/contact_sheet.hpp>
 #include <conveyor/io/file_list.hpp>
 #include <conveyor/io/image_folder.hpp>
 #include <conveyor/io/in_memory.hpp>

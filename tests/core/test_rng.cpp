@@ -59,7 +59,7 @@ TEST_CASE("uniform draws stay in range and fill it", "[core][rng]") {
   CHECK(x < 5.0);
 }
 
-TEST_CASE("below(n) is uniform over [0, n)", "[core][rng]") {
+TEST_CASE("below(n) is uniform over 0 to n-1", "[core][rng]") {
   CounterRng r(11, 0, 0, RngOp::user);
   for (std::uint64_t n : {1ull, 2ull, 3ull, 7ull, 1000ull}) {
     std::vector<int> counts(n, 0);

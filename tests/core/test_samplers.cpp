@@ -45,7 +45,7 @@ TEST_CASE("RandomSampler's permutation is pinned across platforms", "[core][samp
   CHECK(golden == manual);
 }
 
-TEST_CASE("DistributedSampler pads by wrapping, as torch does", "[core][sampler][distributed]") {
+TEST_CASE("DistributedSampler pads by wrapping as torch does", "[core][sampler][distributed]") {
   // torch: n=10, world=3 -> num_samples=4, total=12, order 0..9 + [0, 1], rank r takes r::3.
   auto rank = [](std::uint64_t r) { return DistributedSampler(10, {.num_replicas = 3, .rank = r, .shuffle = false}); };
   CHECK(rank(0).size() == 4);
@@ -55,7 +55,7 @@ TEST_CASE("DistributedSampler pads by wrapping, as torch does", "[core][sampler]
   CHECK(rank(2).indices(0) == V{2, 5, 8, 1});
 }
 
-TEST_CASE("DistributedSampler truncates with drop_last, as torch does", "[core][sampler][distributed]") {
+TEST_CASE("DistributedSampler truncates with drop_last as torch does", "[core][sampler][distributed]") {
   // torch: n=10, world=3, drop_last -> num_samples=ceil(7/3)=3, total=9, order 0..8.
   auto rank = [](std::uint64_t r) {
     return DistributedSampler(10, {.num_replicas = 3, .rank = r, .shuffle = false, .drop_last = true});

@@ -12,7 +12,7 @@
 
 using namespace conveyor;
 
-TEST_CASE("damaged files fail cleanly, or decode leniently where djpeg recovers", "[io][jpeg][damaged][data]") {
+TEST_CASE("damaged files fail cleanly or decode leniently where djpeg recovers", "[io][jpeg][damaged][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
   const auto dir = data / "damaged";
   const auto rows = conveyor_test::read_tsv(dir / "INDEX.tsv");

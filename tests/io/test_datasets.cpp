@@ -42,7 +42,7 @@ TEST_CASE("ImageFolder labels sorted class folders and orders files as torchvisi
   CHECK(std::string(reinterpret_cast<const char*>(b.data()), b.size()) == "data");
 }
 
-TEST_CASE("ImageFolder gives clear errors for missing, empty and class-less folders", "[io][dataset][errors]") {
+TEST_CASE("ImageFolder gives clear errors for missing or empty or class-less folders", "[io][dataset][errors]") {
   TempDir t;
   CHECK_THROWS_WITH(ImageFolder((t.path() / "nope").string()), Catch::Contains("not a folder") && Catch::Contains("nope"));
   CHECK_THROWS_WITH(ImageFolder(t.str()), Catch::Contains("no class folder"));
@@ -77,7 +77,7 @@ TEST_CASE("ImageFolder reads the shared class tree like torchvision", "[io][data
   }
 }
 
-TEST_CASE("FileList parses path-label lines with spaces, comments and CRLF", "[io][dataset]") {
+TEST_CASE("FileList parses path-label lines with spaces and comments and CRLF", "[io][dataset]") {
   TempDir t;
   write_text(t.path() / "list.txt", "# header\n\na b.jpg 3\r\n  sub/c.jpg\t7  \n/abs/d.jpg 0\n");
   const FileList d((t.path() / "list.txt").string());

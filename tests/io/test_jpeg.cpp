@@ -25,7 +25,7 @@ std::span<const std::byte> bytes(const std::vector<std::byte>& v) { return {v.da
 
 }  // namespace
 
-TEST_CASE("header parse reports size, colour, sampling and coding", "[io][jpeg]") {
+TEST_CASE("header parse reports size and colour and sampling and coding", "[io][jpeg]") {
   JpegDecoder d;
   struct Case { ChromaSubsampling s; const char* name; };
   for (auto [s, name] : {Case{ChromaSubsampling::s444, "4:4:4"}, Case{ChromaSubsampling::s422, "4:2:2"},

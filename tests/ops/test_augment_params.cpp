@@ -9,7 +9,7 @@
 using namespace conveyor;
 using ops::CropBox;
 
-TEST_CASE("RandomResizedCrop boxes respect scale, ratio and bounds", "[ops][augment]") {
+TEST_CASE("RandomResizedCrop boxes respect scale and ratio and bounds", "[ops][augment]") {
   const RandomResizedCrop op{};
   int fallbacks = 0;
   for (std::uint64_t i = 0; i < 5000; ++i) {
@@ -63,7 +63,7 @@ TEST_CASE("CenterCrop offsets round half to even and pad when smaller", "[ops][a
   CHECK(ops::center_crop_offset(101, 224) == -61);  // (224 - 101) // 2 = 61 on the leading side
 }
 
-TEST_CASE("ImageAugment plans are a function of (seed, epoch, index) alone", "[ops][augment]") {
+TEST_CASE("ImageAugment plans depend on seed and epoch and index alone", "[ops][augment]") {
   const ImageAugment aug = ImageAugment::train();
   const auto p = aug.plan({.seed = 1, .epoch = 2, .index = 3}, 640, 480);
   const auto q = aug.plan({.seed = 1, .epoch = 2, .index = 3}, 640, 480);

@@ -17,7 +17,7 @@
 
 using namespace conveyor;
 
-TEST_CASE("the eval preset is within 1 LSB of torchvision, 0.1 LSB on average", "[ops][parity][data]") {
+TEST_CASE("the eval preset is within 1 LSB of torchvision and 0.1 LSB on average", "[ops][parity][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
   const auto ref_dir = std::filesystem::path(CONVEYOR_SOURCE_DIR) / "tests" / "data" / "eval";
   const auto rows = conveyor_test::read_tsv(ref_dir / "INDEX.tsv");

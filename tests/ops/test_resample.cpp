@@ -131,7 +131,7 @@ TEST_CASE("flip mirrors the output and layouts transpose it", "[ops][resample]")
       }
 }
 
-TEST_CASE("float outputs are the u8 result normalised by one fmaf, then converted", "[ops][resample]") {
+TEST_CASE("float outputs are the u8 result normalised by one fmaf then converted", "[ops][resample]") {
   const int w = 90, h = 70;
   const auto img = random_image(w, h, 3, 23);
   const auto plan = crop_plan(w, h, 0, 0, w, h, 32, 24);

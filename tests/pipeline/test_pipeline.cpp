@@ -46,7 +46,7 @@ std::vector<std::uint64_t> digests(P& pipe, int epochs) {
 
 }  // namespace
 
-TEST_CASE("every index exactly once per epoch, in sampler order, for any workers and sizes", "[pipeline][order]") {
+TEST_CASE("every index exactly once per epoch in sampler order for any workers and sizes", "[pipeline][order]") {
   for (int workers : {0, 1, 4})
     for (std::size_t prefetch : {2, 3})
       for (std::size_t batch : {1, 7, 256})
@@ -88,7 +88,7 @@ TEST_CASE("every index exactly once per epoch, in sampler order, for any workers
           }
 }
 
-TEST_CASE("the same seed gives bitwise-identical batches with 1, 2 and 8 workers", "[pipeline][determinism]") {
+TEST_CASE("the same seed gives bitwise-identical batches with 1 or 2 or 8 workers", "[pipeline][determinism]") {
   const InMemory data = jpeg_dataset(40);
   const ImageAugment aug{.crop = RandomResizedCrop{.size = 32}, .flip = {.p = 0.5},
                          .normalize = Normalize::imagenet(), .dtype = DType::f16};
@@ -106,7 +106,7 @@ TEST_CASE("the same seed gives bitwise-identical batches with 1, 2 and 8 workers
   for (std::size_t i = 0; i < different.size(); ++i) CHECK(different[i] != runs[0][i]);
 }
 
-TEST_CASE("breaking out of the loop ends the epoch, and the next one starts clean", "[pipeline][lifecycle]") {
+TEST_CASE("breaking out of the loop ends the epoch and the next one starts clean", "[pipeline][lifecycle]") {
   const std::uint64_t n = 50;
   BatchPipeline pipe(IndexDataset{n}, SequentialSampler{n}, index_tensor, {.batch_size = 4, .workers = 3});
   for (int round = 0; round < 5; ++round) {
@@ -124,7 +124,7 @@ TEST_CASE("breaking out of the loop ends the epoch, and the next one starts clea
   }
 }
 
-TEST_CASE("create, iterate a little, break and destroy, many times", "[pipeline][lifecycle]") {
+TEST_CASE("create then iterate a little then break and destroy many times", "[pipeline][lifecycle]") {
   const InMemory data = jpeg_dataset(12);
   for (int cycle = 0; cycle < 100; ++cycle) {
     BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = std::uint64_t(cycle)}),
@@ -137,7 +137,7 @@ TEST_CASE("create, iterate a little, break and destroy, many times", "[pipeline]
   }
 }
 
-TEST_CASE("only one epoch is live, and set_epoch waits for the loop to end", "[pipeline][lifecycle]") {
+TEST_CASE("only one epoch is live and set_epoch waits for the loop to end", "[pipeline][lifecycle]") {
   BatchPipeline pipe(IndexDataset{10}, SequentialSampler{10}, index_tensor, {.batch_size = 2, .workers = 2});
   auto it = pipe.begin();
   CHECK_THROWS_WITH(pipe.begin(), Catch::Contains("already being iterated"));
@@ -145,7 +145,7 @@ TEST_CASE("only one epoch is live, and set_epoch waits for the loop to end", "[p
   CHECK((*it).size() == 2);
 }
 
-TEST_CASE("a kept batch holds its slot and stays valid, even past the pipeline", "[pipeline][lifecycle]") {
+TEST_CASE("a kept batch holds its slot and stays valid even past the pipeline", "[pipeline][lifecycle]") {
   const std::uint64_t n = 40;
   std::optional<Batch> kept;
   std::vector<std::uint64_t> kept_values;
@@ -168,7 +168,7 @@ TEST_CASE("a kept batch holds its slot and stays valid, even past the pipeline",
   CHECK(kept_values == std::vector<std::uint64_t>{4, 5, 6, 7});
 }
 
-TEST_CASE("a failed sample is raised at its batch, naming index and path", "[pipeline][errors]") {
+TEST_CASE("a failed sample is raised at its batch naming index and path", "[pipeline][errors]") {
   FaultyDataset<InMemory> data(jpeg_dataset(20));
   data.corrupt = {9, 13};
   data.unreadable = {17};
@@ -289,7 +289,7 @@ TEST_CASE("invalid options are refused by name", "[pipeline][errors]") {
   CHECK_THROWS_WITH(wrong_sampler.begin(), Catch::Contains("index 10"));
 }
 
-TEST_CASE("stats count batches, images, stages and waiting", "[pipeline][stats]") {
+TEST_CASE("stats count batches and images and stages and waiting", "[pipeline][stats]") {
   const InMemory data = jpeg_dataset(24);
   BatchPipeline pipe(data, SequentialSampler{24}, ImageAugment::eval(40, 32), {.batch_size = 8, .workers = 2});
   for (int e = 0; e < 2; ++e) {

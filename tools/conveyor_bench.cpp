@@ -1,0 +1,198 @@
+// conveyor-bench: runs a BatchPipeline over an ImageFolder and reports throughput, per-stage
+// times, checksums or the batches themselves.
+//
+//   conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E] [--seed S]
+//                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
+//                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
+//
+// The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
+// end of the last epoch, nothing excluded.
+
+#include <conveyor/conveyor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+struct Args {
+  std::string data;
+  std::string device = "cpu";
+  int workers = -1;
+  std::size_t batch = 256;
+  int epochs = 1;
+  std::uint64_t seed = 0;
+  std::string transform = "train";
+  int size = 224;
+  conveyor::DType dtype = conveyor::DType::f32;
+  conveyor::Layout layout = conveyor::Layout::NCHW;
+  std::size_t prefetch = 3;
+  conveyor::OnError on_error = conveyor::OnError::raise;
+  bool checksum = false;
+  std::string dump;
+  std::string stats_json;
+};
+
+[[noreturn]] void usage(const std::string& error) {
+  std::cerr << "conveyor-bench: " << error << "\n"
+            << "usage: conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E]\n"
+               "         [--seed S] [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16]\n"
+               "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
+               "         [--dump DIR] [--stats-json FILE]\n";
+  std::exit(2);
+}
+
+long long to_int(std::string_view flag, const std::string& v) {
+  try {
+    std::size_t used = 0;
+    const long long x = std::stoll(v, &used);
+    if (used != v.size()) throw std::invalid_argument(v);
+    return x;
+  } catch (const std::exception&) {
+    usage(std::string(flag) + " expects an integer, got '" + v + "'");
+  }
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(std::string(flag) + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--data") a.data = value();
+    else if (flag == "--device") a.device = value();
+    else if (flag == "--workers") a.workers = static_cast<int>(to_int(flag, value()));
+    else if (flag == "--batch") a.batch = static_cast<std::size_t>(to_int(flag, value()));
+    else if (flag == "--epochs") a.epochs = static_cast<int>(to_int(flag, value()));
+    else if (flag == "--seed") a.seed = static_cast<std::uint64_t>(to_int(flag, value()));
+    else if (flag == "--transform") a.transform = value();
+    else if (flag == "--size") a.size = static_cast<int>(to_int(flag, value()));
+    else if (flag == "--dtype") a.dtype = conveyor::parse_dtype(value());
+    else if (flag == "--layout") a.layout = conveyor::parse_layout(value());
+    else if (flag == "--prefetch") a.prefetch = static_cast<std::size_t>(to_int(flag, value()));
+    else if (flag == "--on-error") {
+      const std::string v = value();
+      if (v == "throw") a.on_error = conveyor::OnError::raise;
+      else if (v == "skip") a.on_error = conveyor::OnError::skip;
+      else usage("--on-error expects throw or skip, got '" + v + "'");
+    } else if (flag == "--checksum") a.checksum = true;
+    else if (flag == "--dump") a.dump = value();
+    else if (flag == "--stats-json") a.stats_json = value();
+    else if (flag == "--help" || flag == "-h") usage("help");
+    else usage("unknown option '" + std::string(flag) + "'");
+  }
+  if (a.data.empty()) usage("--data is required");
+  if (a.device != "cpu" && a.device != "cuda") usage("--device expects cpu or cuda, got '" + a.device + "'");
+  if (a.transform != "train" && a.transform != "eval") usage("--transform expects train or eval");
+  if (a.epochs < 1) usage("--epochs must be >= 1");
+  return a;
+}
+
+/// A .npy file (format 1.0) of `bytes` with numpy type `descr` and `shape`.
+void write_npy(const std::filesystem::path& path, std::string_view descr, const std::vector<std::int64_t>& shape,
+               const void* data, std::size_t bytes) {
+  std::string dims;
+  for (std::int64_t d : shape) dims += std::to_string(d) + ", ";
+  if (shape.size() > 1) dims.resize(dims.size() - 2);
+  std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const auto len = static_cast<std::uint16_t>(header.size());
+  const char le[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
+  out.write(le, 2);
+  out << header;
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  if (!out) throw conveyor::IoError("cannot write", path.string());
+}
+
+std::string_view npy_descr(conveyor::DType t) {
+  switch (t) {
+    case conveyor::DType::u8: return "|u1";
+    case conveyor::DType::f32: return "<f4";
+    case conveyor::DType::f16: return "<f2";
+    case conveyor::DType::bf16: return "<u2";  // numpy has no bfloat16: the raw bits
+    case conveyor::DType::i64: return "<i8";
+  }
+  return "|u1";
+}
+
+template <class Pipeline>
+int run(Pipeline& pipe, const Args& a) {
+  if (!a.dump.empty()) std::filesystem::create_directories(a.dump);
+  std::uint64_t images = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int epoch = 0; epoch < a.epochs; ++epoch) {
+    pipe.set_epoch(static_cast<std::uint64_t>(epoch));
+    for (const conveyor::Batch& b : pipe) {
+      images += b.size();
+      const conveyor::TensorView& im = b.images();
+      if (a.checksum) {
+        std::uint64_t h = conveyor::fnv1a64({static_cast<const std::byte*>(im.data), im.nbytes()});
+        h = conveyor::fnv1a64({static_cast<const std::byte*>(b.labels().data), b.labels().nbytes()}, h);
+        h = conveyor::fnv1a64(std::as_bytes(b.indices()), h);
+        std::printf("checksum %d %llu %016llx\n", epoch, static_cast<unsigned long long>(b.number()),
+                    static_cast<unsigned long long>(h));
+      }
+      if (!a.dump.empty()) {
+        char stem[64];
+        std::snprintf(stem, sizeof stem, "epoch%d_batch%05llu_", epoch, static_cast<unsigned long long>(b.number()));
+        const std::filesystem::path dir(a.dump);
+        std::vector<std::int64_t> shape(im.shape.begin(), im.shape.begin() + im.rank);
+        write_npy(dir / (std::string(stem) + "images.npy"), npy_descr(im.dtype), shape, im.data, im.nbytes());
+        const std::vector<std::int64_t> n{static_cast<std::int64_t>(b.size())};
+        write_npy(dir / (std::string(stem) + "labels.npy"), "<i8", n, b.labels().data, b.labels().nbytes());
+        write_npy(dir / (std::string(stem) + "indices.npy"), "<i8", n, b.indices().data(), b.size() * 8);
+      }
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const conveyor::PipelineStats st = pipe.stats();
+  std::printf("%s", st.table().c_str());
+  const auto skipped = pipe.skipped();
+  for (const auto& s : skipped)
+    std::printf("skipped %llu %s: %s\n", static_cast<unsigned long long>(s.index), s.name.c_str(), s.reason.c_str());
+  if (!skipped.empty()) std::printf("%zu samples skipped\n", skipped.size());
+  if (!a.stats_json.empty()) {
+    std::ofstream out(a.stats_json);
+    out << st.json() << "\n";
+  }
+  std::printf("%.1f img/s\n", seconds > 0 ? double(images) / seconds : 0.0);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  try {
+    if (a.device == "cuda")
+      throw conveyor::ConfigError("--device cuda: this conveyor-bench was built without the CUDA backend");
+    const conveyor::ImageFolder data(a.data);
+    conveyor::ImageAugment aug = a.transform == "train" ? conveyor::ImageAugment::train(a.size)
+                                                        : conveyor::ImageAugment::eval(a.size * 256 / 224, a.size);
+    aug.dtype = a.dtype;
+    aug.layout = a.layout;
+    if (a.dtype == conveyor::DType::u8) aug.normalize.reset();
+    conveyor::BatchPipeline pipe(data, conveyor::RandomSampler(data.size(), {.seed = a.seed}), aug,
+                                 {.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
+                                  .on_error = a.on_error, .seed = a.seed});
+    return run(pipe, a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "conveyor-bench: %s\n", e.what());
+    return 1;
+  }
+}
