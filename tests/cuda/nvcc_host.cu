@@ -17,7 +17,9 @@ __global__ void touch_every_hd_function(const conveyor::ops::SamplePlan* plan, c
   const AxisTaps tx = axis_taps(plan->x, static_cast<std::int32_t>(threadIdx.x));
   const AxisTaps ty = axis_taps(plan->y, static_cast<std::int32_t>(threadIdx.y));
   float w[4] = {tap_weight(tx, 0), tap_weight(tx, 1), tap_weight(ty, 0), tap_weight(ty, 1)};
-  const float r = row_sum(src, 3, tx, w);
+  float rgb[3];
+  row_sum(src, 3, tx.count, w, rgb);
+  const float r = rgb[0] + rgb[1] + rgb[2];
   store(out, threadIdx.x, to_u8(r), 0, params);
   out[1] = f16_to_float(to_f16_bits(r)) + bf16_to_float(to_bf16_bits(r));
   out[2] = static_cast<float>(element_index(params.layout, 1, 2, 3, 4, 5));

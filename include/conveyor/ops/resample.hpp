@@ -70,13 +70,20 @@ struct AxisTaps {
   return triangle((static_cast<float>(j + t.first) - t.center + 0.5f) * t.inv_support) / t.total;
 }
 
-/// Horizontal pass over one source row, rounded to u8: `first` points at one channel of the
-/// row's first tap pixel, `wx` at the taps' normalised weights.
-[[nodiscard]] CONVEYOR_HD inline float row_sum(const std::uint8_t* first, std::int64_t x_stride, const AxisTaps& tx,
-                                               const float* wx) noexcept {
-  float acc = 0.0f;
-  for (std::int32_t j = 0; j < tx.count; ++j) acc = fmaf(wx[j], static_cast<float>(first[j * x_stride]), acc);
-  return static_cast<float>(to_u8(acc));
+/// Horizontal pass over one source row, the three channels at once (each in its own `fmaf`
+/// chain, in tap order), each rounded to u8: `first` points at the row's first tap pixel, `wx` at
+/// the taps' normalised weights.
+CONVEYOR_HD inline void row_sum(const std::uint8_t* first, std::int64_t x_stride, std::int32_t count, const float* wx,
+                                float out[3]) noexcept {
+  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
+  for (std::int32_t j = 0; j < count; ++j, first += x_stride) {
+    a0 = fmaf(wx[j], static_cast<float>(first[0]), a0);
+    a1 = fmaf(wx[j], static_cast<float>(first[1]), a1);
+    a2 = fmaf(wx[j], static_cast<float>(first[2]), a2);
+  }
+  out[0] = static_cast<float>(to_u8(a0));
+  out[1] = static_cast<float>(to_u8(a1));
+  out[2] = static_cast<float>(to_u8(a2));
 }
 
 }  // namespace ops

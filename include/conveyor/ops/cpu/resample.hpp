@@ -43,7 +43,7 @@ inline void axis_weights(const AxisPlan& a, std::int32_t n, std::vector<AxisTaps
 
 /// Writes one output sample (3 x H x W or H x W x 3 elements of `params.dtype`) to `out` from the
 /// source pixels at `src` (the buffer `plan.src` is relative to).
-inline void resample(const std::uint8_t* src, const SamplePlan& plan, const OutputParams& params, void* out,
+CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePlan& plan, const OutputParams& params, void* out,
                      ResampleScratch& s) {
   const std::int32_t ow = plan.out_width, oh = plan.out_height;
   detail::axis_weights(plan.x, ow, s.tx, s.wx, s.wx_at);
@@ -68,7 +68,7 @@ inline void resample(const std::uint8_t* src, const SamplePlan& plan, const Outp
       const AxisTaps& t = s.tx[ox];
       const std::uint8_t* first = line + std::int64_t{plan.x.src_begin + t.first} * plan.src.x_stride;
       const float* w = s.wx.data() + s.wx_at[ox];
-      for (int c = 0; c < 3; ++c) dst[ox * 3 + c] = row_sum(first + c, plan.src.x_stride, t, w);
+      row_sum(first, plan.src.x_stride, t.count, w, dst + ox * 3);
     }
   }
 
