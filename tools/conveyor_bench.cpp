@@ -9,11 +9,15 @@
 // end of the last epoch, nothing excluded.
 
 #include <conveyor/conveyor.hpp>
+#if CONVEYOR_CUDA_COMPILATION()  // built by nvcc when the CUDA backend is on: --device cuda works
+#include <conveyor/cuda/all.cuh>
+#endif
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -130,19 +134,41 @@ std::string_view npy_descr(conveyor::DType t) {
   return "|u1";
 }
 
+/// The bytes of a batch tensor, on the host (a blocking copy for device tensors: for --checksum
+/// and --dump only).
+std::vector<std::byte> to_host(const conveyor::TensorView& t) {
+  std::vector<std::byte> out(t.nbytes());
+  if (t.device.kind == conveyor::Device::Kind::cpu) {
+    std::memcpy(out.data(), t.data, out.size());
+  } else {
+#if CONVEYOR_CUDA_COMPILATION()
+    CONVEYOR_CUDA_TRY(cudaMemcpy(out.data(), t.data, out.size(), cudaMemcpyDeviceToHost));
+#endif
+  }
+  return out;
+}
+
+void wait_for_device([[maybe_unused]] const Args& a) {
+#if CONVEYOR_CUDA_COMPILATION()
+  if (a.device == "cuda") CONVEYOR_CUDA_TRY(cudaDeviceSynchronize());
+#endif
+}
+
 template <class Pipeline>
 int run(Pipeline& pipe, const Args& a) {
   if (!a.dump.empty()) std::filesystem::create_directories(a.dump);
-  std::uint64_t images = 0;
+  std::uint64_t delivered = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int epoch = 0; epoch < a.epochs; ++epoch) {
     pipe.set_epoch(static_cast<std::uint64_t>(epoch));
     for (const conveyor::Batch& b : pipe) {
-      images += b.size();
+      delivered += b.size();
+      if (!a.checksum && a.dump.empty()) continue;
       const conveyor::TensorView& im = b.images();
+      const std::vector<std::byte> images = to_host(im), labels = to_host(b.labels());
       if (a.checksum) {
-        std::uint64_t h = conveyor::fnv1a64({static_cast<const std::byte*>(im.data), im.nbytes()});
-        h = conveyor::fnv1a64({static_cast<const std::byte*>(b.labels().data), b.labels().nbytes()}, h);
+        std::uint64_t h = conveyor::fnv1a64(images);
+        h = conveyor::fnv1a64(labels, h);
         h = conveyor::fnv1a64(std::as_bytes(b.indices()), h);
         std::printf("checksum %d %llu %016llx\n", epoch, static_cast<unsigned long long>(b.number()),
                     static_cast<unsigned long long>(h));
@@ -152,13 +178,14 @@ int run(Pipeline& pipe, const Args& a) {
         std::snprintf(stem, sizeof stem, "epoch%d_batch%05llu_", epoch, static_cast<unsigned long long>(b.number()));
         const std::filesystem::path dir(a.dump);
         std::vector<std::int64_t> shape(im.shape.begin(), im.shape.begin() + im.rank);
-        write_npy(dir / (std::string(stem) + "images.npy"), npy_descr(im.dtype), shape, im.data, im.nbytes());
+        write_npy(dir / (std::string(stem) + "images.npy"), npy_descr(im.dtype), shape, images.data(), images.size());
         const std::vector<std::int64_t> n{static_cast<std::int64_t>(b.size())};
-        write_npy(dir / (std::string(stem) + "labels.npy"), "<i8", n, b.labels().data, b.labels().nbytes());
+        write_npy(dir / (std::string(stem) + "labels.npy"), "<i8", n, labels.data(), labels.size());
         write_npy(dir / (std::string(stem) + "indices.npy"), "<i8", n, b.indices().data(), b.size() * 8);
       }
     }
   }
+  wait_for_device(a);  // the last batch's kernel counts too
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const conveyor::PipelineStats st = pipe.stats();
   std::printf("%s", st.table().c_str());
@@ -170,7 +197,7 @@ int run(Pipeline& pipe, const Args& a) {
     std::ofstream out(a.stats_json);
     out << st.json() << "\n";
   }
-  std::printf("%.1f img/s\n", seconds > 0 ? double(images) / seconds : 0.0);
+  std::printf("%.1f img/s\n", seconds > 0 ? double(delivered) / seconds : 0.0);
   return 0;
 }
 
@@ -179,8 +206,10 @@ int run(Pipeline& pipe, const Args& a) {
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
   try {
+#if !CONVEYOR_CUDA_COMPILATION()
     if (a.device == "cuda")
       throw conveyor::ConfigError("--device cuda: this conveyor-bench was built without the CUDA backend");
+#endif
     const conveyor::ImageFolder data(a.data);
     conveyor::ImageAugment aug = a.transform == "train" ? conveyor::ImageAugment::train(a.size)
                                                         : conveyor::ImageAugment::eval(a.size * 256 / 224, a.size);
@@ -189,7 +218,8 @@ int main(int argc, char** argv) {
     if (a.dtype == conveyor::DType::u8) aug.normalize.reset();
     conveyor::BatchPipeline pipe(data, conveyor::RandomSampler(data.size(), {.seed = a.seed}), aug,
                                  {.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
-                                  .on_error = a.on_error, .seed = a.seed});
+                                  .on_error = a.on_error, .seed = a.seed,
+                                  .device = a.device == "cuda" ? 0 : conveyor::cpu_device});
     return run(pipe, a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conveyor-bench: %s\n", e.what());

@@ -15,7 +15,7 @@ inline namespace v0 {
 
 /// Philox4x32-10 (Salmon et al., SC'11): 4 x 32 random bits from a 128-bit counter and a 64-bit key.
 /// Matches Random123's known-answer vectors.
-[[nodiscard]] CONVEYOR_HD constexpr std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> ctr,
+[[nodiscard]] constexpr std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> ctr,
                                                                              std::array<std::uint32_t, 2> key) noexcept {
   constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u;
   constexpr std::uint32_t w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;

@@ -31,14 +31,16 @@ struct SampleSpec {
   friend constexpr bool operator==(const SampleSpec&, const SampleSpec&) = default;
 };
 
-/// Pipeline stages, for timing.
-enum class Stage : std::uint8_t { read, decode, augment, count };
+/// Pipeline stages on worker threads, for timing: reading bytes, decoding, augmenting on the CPU,
+/// and staging (copying a decoded region into pinned memory for the GPU).
+enum class Stage : std::uint8_t { read, decode, augment, stage, count };
 
 [[nodiscard]] constexpr std::string_view to_string(Stage s) noexcept {
   switch (s) {
     case Stage::read: return "read";
     case Stage::decode: return "decode";
     case Stage::augment: return "augment";
+    case Stage::stage: return "stage";
     case Stage::count: break;
   }
   return "?";

@@ -22,7 +22,7 @@ enum class DType : std::uint8_t { u8, f32, f16, bf16, i64 };
 enum class Layout : std::uint8_t { NCHW, NHWC };
 
 /// Size of one element in bytes.
-[[nodiscard]] constexpr std::size_t dtype_size(DType t) noexcept {
+[[nodiscard]] CONVEYOR_HD constexpr std::size_t dtype_size(DType t) noexcept {
   switch (t) {
     case DType::u8: return 1;
     case DType::f16:

@@ -46,6 +46,9 @@ struct SamplePlan {
   std::int32_t out_width = 0;
   std::int32_t out_height = 0;
   std::int32_t flip = 0;  ///< mirror the output horizontally
+  /// The sample is already finished (by the CPU, in the output's dtype and layout) at src.offset:
+  /// a device only copies it.
+  std::int32_t precomputed = 0;
 };
 
 }  // namespace ops

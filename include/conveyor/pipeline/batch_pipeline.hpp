@@ -10,15 +10,20 @@
 #include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/pipeline/batch.hpp>
+#include <conveyor/pipeline/detail/arena.hpp>
+#include <conveyor/pipeline/detail/device_stage.hpp>
+#include <conveyor/pipeline/detail/nvtx.hpp>
 #include <conveyor/pipeline/detail/ring.hpp>
 #include <conveyor/pipeline/options.hpp>
 #include <conveyor/pipeline/stats.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <concepts>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <iterator>
 #include <memory>
@@ -47,6 +52,12 @@ inline namespace v0 {
 /// samples of one batch are decoded in parallel and every worker stays busy while a slot is free.
 /// Batches come out in sampler order whatever the number of workers, and their content is a
 /// function of (seed, epoch, dataset index) alone.
+///
+/// With `device` set to a CUDA ordinal, batches are device tensors: workers decode on the CPU into
+/// pinned memory, a stager thread uploads each batch with one copy on a load stream and runs the
+/// augmentation kernel on a high-priority stream, and the consumer's stream waits for the batch
+/// on the device (DESIGN.md section 3 has the event protocol). Transforms with a `stage()` host
+/// half (ImageAugment) are finished on the GPU; others run on the CPU and are uploaded finished.
 ///
 /// An lvalue dataset is referenced and must outlive the pipeline; an rvalue is moved in.
 /// Thread safety: one thread iterates; `stats()` and `skipped()` may be called from any thread.
@@ -103,6 +114,7 @@ class BatchPipeline {
     {
       std::lock_guard lock(ring_->mutex);
       if (live_) throw Error("BatchPipeline::begin: an epoch is already being iterated; destroy its iterator first");
+      if (failure_) std::rethrow_exception(failure_);
       order_ = std::move(order);
       const std::uint64_t b = o_.batch_size;
       num_batches_ = o_.drop_last ? order_.size() / b : (order_.size() + b - 1) / b;
@@ -111,6 +123,7 @@ class BatchPipeline {
       live_epoch_ = epoch_;
       next_batch_ = 0;
       next_pos_ = 0;
+      next_stage_ = 0;
       ++epochs_;
       if (!started_) {
         started_ = true;
@@ -152,6 +165,14 @@ class BatchPipeline {
     st.starvation = st.elapsed_seconds > 0 ? st.consumer_wait_seconds / st.elapsed_seconds : 0.0;
     st.skipped = skipped_.size();
     st.host_bytes = ring_->host_bytes();
+    if (ring_->device) {
+      const detail::DeviceStats d = ring_->device->stats();
+      st.bytes_uploaded = d.bytes_uploaded;
+      st.h2d_seconds = d.h2d_seconds;
+      st.kernel_seconds = d.kernel_seconds;
+      st.host_bytes += d.pinned_bytes;
+      st.device_bytes = d.device_bytes;
+    }
     return st;
   }
 
@@ -233,21 +254,57 @@ class BatchPipeline {
     if (o_.batch_size == 0) throw ConfigError("BatchPipeline: batch_size must be > 0, got 0");
     if (o_.prefetch < 2) throw ConfigError("BatchPipeline: prefetch must be >= 2, got " + std::to_string(o_.prefetch));
     if (o_.workers < -1) throw ConfigError("BatchPipeline: workers must be >= -1, got " + std::to_string(o_.workers));
-    if (o_.device != cpu_device)
-      throw ConfigError("BatchPipeline: device " + std::to_string(o_.device) +
-                        " needs the CUDA backend; this pipeline is the CPU backend (device = cpu_device)");
+    if (o_.device < cpu_device) throw ConfigError("BatchPipeline: device must be >= -1, got " + std::to_string(o_.device));
     if (dataset_->size() == 0) throw ConfigError("BatchPipeline: the dataset is empty");
     if constexpr (requires { transform_.validate(); }) transform_.validate();
     if (o_.workers == -1) o_.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     spec_ = transform_.sample_spec();
     sample_bytes_ = spec_.bytes();
-    ring_ = std::make_shared<detail::Ring>(o_.prefetch, o_.batch_size, spec_);
+    const bool on_device = o_.device != cpu_device;
+    ring_ = std::make_shared<detail::Ring>(o_.prefetch, o_.batch_size, spec_, !on_device);
+    if (on_device) {
+      device_ = Device{Device::Kind::cuda, o_.device};
+      make_device_stage();
+    }
     const int states = std::max(o_.workers, 1);
     for (int w = 0; w < states; ++w)
       states_.push_back(std::unique_ptr<WorkerState>(new WorkerState{{}, transform_.make_workspace(), {}}));
-    threads_.reserve(o_.workers);
+    threads_.reserve(o_.workers + 1);
     for (int w = 0; w < o_.workers; ++w) threads_.emplace_back([this, w] { work(*states_[w]); });
+    if (ring_->device) threads_.emplace_back([this] { stage_batches(); });
   }
+
+  void make_device_stage() {
+    const auto factory = detail::cuda_stage_factory().load();
+    if (!factory)
+      throw ConfigError("BatchPipeline: device " + std::to_string(o_.device) +
+                        " needs the CUDA backend: include <conveyor/cuda/backend.cuh> in a translation unit "
+                        "compiled by nvcc (this program has only the CPU backend)");
+    if (o_.batch_size > 65535) throw ConfigError("BatchPipeline: batch_size must be <= 65535 on a device");
+    detail::DeviceStageConfig c;
+    c.device = o_.device;
+    c.consumer = o_.stream;
+    c.slots = o_.prefetch;
+    c.batch_size = o_.batch_size;
+    c.sample_bytes = sample_bytes_;
+    c.resample = kernel_mode;
+    std::size_t data = o_.batch_size * sample_bytes_;
+    if constexpr (kernel_mode) {
+      c.params = transform_.output_params();
+      c.out_width = c.out_height = transform_.output_size();
+      const std::size_t budget = std::max<std::size_t>(sample_bytes_, 4 * static_cast<std::size_t>(spec_.numel()));
+      data = o_.arena_bytes ? std::max(o_.arena_bytes, o_.batch_size * sample_bytes_) : o_.batch_size * budget;
+    }
+    c.arena = detail::ArenaLayout::make(o_.batch_size, data + o_.batch_size * detail::ArenaAllocator::alignment);
+    arena_ = c.arena;
+    ring_->device = factory(c);
+  }
+
+  /// A transform with a host half for devices (`stage()`) is finished by the device's kernel.
+  static constexpr bool kernel_mode = requires(const T& t, const SampleContext& ctx, std::span<const std::byte> in,
+                                               detail::StagingArea& area, typename T::Workspace& ws) {
+    { t.stage(ctx, in, area, ws) } -> std::same_as<ops::SamplePlan>;
+  };
 
   /// The free slot with the lowest index, or -1.
   int free_slot() const noexcept {
@@ -287,6 +344,8 @@ class BatchPipeline {
       s.error = nullptr;
       s.skipped.clear();
       s.skipped_pos.clear();
+      if (ring_->device)
+        s.arena.reset(arena_.total - arena_.data, s.count, kernel_mode ? sample_bytes_ : 0);
     }
     const Task t{next_batch_, next_pos_, filling_};
     if (++next_pos_ == s.count) {
@@ -309,8 +368,8 @@ class BatchPipeline {
       s.skipped_pos.insert(at, t.pos);
     }
     --in_flight_;
-    if (--s.pending == 0) s.state = detail::SlotState::ready;
-    if (s.state == detail::SlotState::ready || in_flight_ == 0) ring_->done.notify_all();
+    if (--s.pending == 0) s.state = ring_->device ? detail::SlotState::filled : detail::SlotState::ready;
+    if (s.pending == 0 || in_flight_ == 0) ring_->done.notify_all();
   }
 
   void work(WorkerState& state) {
@@ -328,13 +387,36 @@ class BatchPipeline {
 
   // --- preparing one sample: no lock held ---------------------------------------------------------
 
-  void prepare(std::uint64_t index, std::byte* out, WorkerState& st) {
+  /// Prepares sample `index` at batch position `pos` of `slot`, and records its label and index.
+  void prepare(std::uint64_t index, detail::Slot& slot, std::size_t slot_index, std::size_t pos, WorkerState& st) {
     const SampleContext ctx{o_.seed, live_epoch_, index, &st.clock};
     {
       StageTimer timer(ctx, Stage::read);
+      detail::NvtxRange range("read");
       dataset_->read(index, st.bytes);
     }
-    transform_.apply(ctx, st.bytes.span(), std::span<std::byte>(out, sample_bytes_), st.ws);
+    const std::int64_t label = dataset_->label(index);
+    if (!ring_->device) {
+      detail::NvtxRange range("transform");
+      transform_.apply(ctx, st.bytes.span(), std::span<std::byte>(slot.images.data() + pos * sample_bytes_, sample_bytes_),
+                       st.ws);
+    } else {
+      std::byte* arena = ring_->device->host_arena(slot_index);
+      ring_->device->wait_uploaded(slot_index);  // the previous batch's upload may still read it
+      if constexpr (kernel_mode) {
+        detail::NvtxRange range("decode+stage");
+        detail::StagingArea area{arena + arena_.data, &slot.arena};
+        const ops::SamplePlan plan = transform_.stage(ctx, st.bytes.span(), area, st.ws);
+        std::memcpy(arena + arena_.plans + pos * sizeof(ops::SamplePlan), &plan, sizeof plan);
+      } else {
+        detail::NvtxRange range("transform");
+        transform_.apply(ctx, st.bytes.span(),
+                         std::span<std::byte>(arena + arena_.data + pos * sample_bytes_, sample_bytes_), st.ws);
+      }
+      std::memcpy(arena + pos * sizeof(std::int64_t), &label, sizeof label);
+    }
+    slot.labels[pos] = label;
+    slot.indices[pos] = static_cast<std::int64_t>(index);
   }
 
   static std::string reason_of(const std::exception_ptr& e) {
@@ -367,12 +449,9 @@ class BatchPipeline {
   Outcome run(const Task& t, WorkerState& st) {
     detail::Slot& s = ring_->slots[t.slot];
     const std::uint64_t index = order_[t.batch * o_.batch_size + t.pos];
-    std::byte* out = s.images.data() + t.pos * sample_bytes_;
     Outcome result;
     try {
-      prepare(index, out, st);
-      s.labels[t.pos] = dataset_->label(index);
-      s.indices[t.pos] = static_cast<std::int64_t>(index);
+      prepare(index, s, t.slot, t.pos, st);
       return result;
     } catch (...) {
       const std::exception_ptr cause = std::current_exception();
@@ -387,9 +466,7 @@ class BatchPipeline {
       for (int attempt = 0; attempt < max_replacements; ++attempt) {
         const std::uint64_t candidate = rng.below(dataset_->size());
         try {
-          prepare(candidate, out, st);
-          s.labels[t.pos] = dataset_->label(candidate);
-          s.indices[t.pos] = static_cast<std::int64_t>(candidate);
+          prepare(candidate, s, t.slot, t.pos, st);
           result.skipped = SkippedSample{live_epoch_, index, candidate, dataset_->name(index), reason};
           return result;
         } catch (...) {
@@ -401,19 +478,60 @@ class BatchPipeline {
     }
   }
 
+  // --- the device's side: the stager submits filled batches in order ---------------------------------
+
+  int filled_slot(std::uint64_t k) const noexcept {
+    for (std::size_t i = 0; i < ring_->slots.size(); ++i) {
+      const detail::Slot& s = ring_->slots[i];
+      if (s.state == detail::SlotState::filled && s.batch == k && s.epoch == live_epoch_) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  void stage_batches() {
+    std::unique_lock lock(ring_->mutex);
+    for (;;) {
+      ring_->done.wait(lock, [&] { return stop_ || (live_ && filled_slot(next_stage_) >= 0); });
+      if (stop_) return;
+      const auto index = static_cast<std::size_t>(filled_slot(next_stage_));
+      detail::Slot& s = ring_->slots[index];
+      std::exception_ptr error = s.error ? nullptr : failure_;
+      if (!s.error && !failure_) {
+        staging_ = true;
+        const std::size_t bytes = arena_.data + (kernel_mode ? s.arena.used() : s.count * sample_bytes_);
+        lock.unlock();
+        try {
+          ring_->device->submit(index, s.count, bytes);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+        staging_ = false;
+        if (error) failure_ = error;  // a CUDA failure poisons the context: stay failed
+      }
+      if (error && !s.error) s.error = error;
+      s.state = detail::SlotState::ready;
+      ++next_stage_;
+      ring_->done.notify_all();
+    }
+  }
+
   // --- the consumer's side ---------------------------------------------------------------------------
 
   Batch take(std::uint64_t k) {
     std::unique_lock lock(ring_->mutex);
+    if (ring_->device && !failure_) failure_ = ring_->device->failure();  // a release that failed
+    if (failure_) std::rethrow_exception(failure_);
     auto ready = [&] { return ready_slot(k) >= 0; };
     if (!ready()) {
       const auto t0 = std::chrono::steady_clock::now();
       if (o_.workers == 0) {
-        // No worker threads: the consumer prepares the batch itself, in position order.
+        // No worker threads: the consumer prepares the batch itself, in position order (then, on a
+        // device, waits for the stager to submit it).
         WorkerState& st = *states_[0];
         while (!ready()) {
-          if (!task_available()) {
-            ring_->done.wait(lock);  // every slot is held by a kept Batch
+          if (!task_available() || next_batch_ > k) {
+            ring_->done.wait(lock);  // the stager, or a kept Batch's release
             continue;
           }
           const Task t = take_task();
@@ -437,13 +555,24 @@ class BatchPipeline {
       std::rethrow_exception(e);
     }
     s.state = detail::SlotState::handed;
+    if (ring_->device) {
+      try {
+        ring_->device->hand_out(slot_index);
+      } catch (...) {
+        failure_ = std::current_exception();
+        s.state = detail::SlotState::free;
+        throw;
+      }
+    }
     skipped_.insert(skipped_.end(), s.skipped.begin(), s.skipped.end());
     ++batches_out_;
     images_out_ += s.count;
     last_out_ = std::chrono::steady_clock::now();
     Batch b;
-    b.images_ = images_view(s);
-    b.labels_ = TensorView::contiguous(s.labels.data(), DType::i64, {static_cast<std::int64_t>(s.count)});
+    b.images_ = images_view(s, slot_index);
+    b.labels_ = ring_->device ? TensorView::contiguous(ring_->device->labels(slot_index), DType::i64,
+                                                       {static_cast<std::int64_t>(s.count)}, device_)
+                              : TensorView::contiguous(s.labels.data(), DType::i64, {static_cast<std::int64_t>(s.count)});
     b.indices_ = s.indices.data();
     b.skipped_ = s.skipped;
     b.size_ = s.count;
@@ -454,9 +583,10 @@ class BatchPipeline {
     return b;
   }
 
-  TensorView images_view(const detail::Slot& s) const {
+  TensorView images_view(const detail::Slot& s, std::size_t slot_index) const {
     TensorView v;
-    v.data = s.images.data();
+    v.data = ring_->device ? ring_->device->output(slot_index) : s.images.data();
+    v.device = device_;
     v.dtype = spec_.dtype;
     v.rank = spec_.rank + 1;
     v.shape[0] = static_cast<std::int64_t>(s.count);
@@ -473,9 +603,12 @@ class BatchPipeline {
     std::unique_lock lock(ring_->mutex);
     next_batch_ = num_batches_;  // hand out no more tasks
     next_pos_ = 0;
-    ring_->done.wait(lock, [&] { return in_flight_ == 0; });
+    next_stage_ = num_batches_;  // and stage no more
+    ring_->done.wait(lock, [&] { return in_flight_ == 0 && !staging_; });
     for (detail::Slot& s : ring_->slots)
-      if (s.state == detail::SlotState::filling || s.state == detail::SlotState::ready) s.state = detail::SlotState::free;
+      if (s.state == detail::SlotState::filling || s.state == detail::SlotState::filled ||
+          s.state == detail::SlotState::ready)
+        s.state = detail::SlotState::free;
     live_ = false;
   }
 
@@ -486,6 +619,8 @@ class BatchPipeline {
   SampleSpec spec_{};
   std::size_t sample_bytes_ = 0;
   std::shared_ptr<detail::Ring> ring_;
+  detail::ArenaLayout arena_{};
+  Device device_{};
   std::vector<std::unique_ptr<WorkerState>> states_;
   std::vector<std::thread> threads_;
 
@@ -500,6 +635,9 @@ class BatchPipeline {
   std::size_t next_pos_ = 0;
   std::size_t filling_ = 0;  // the slot of batch next_batch_ once claimed
   std::size_t in_flight_ = 0;
+  std::uint64_t next_stage_ = 0;  // the next batch the stager submits to the device
+  bool staging_ = false;
+  std::exception_ptr failure_;  // a device failure: the pipeline stays failed
   bool stop_ = false;
   bool started_ = false;
   std::uint64_t epochs_ = 0, batches_out_ = 0, images_out_ = 0;

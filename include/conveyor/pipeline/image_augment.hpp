@@ -13,7 +13,11 @@
 #include <conveyor/ops/cpu/resample.hpp>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/plan.hpp>
+#include <conveyor/ops/resample.hpp>
+#include <conveyor/pipeline/detail/arena.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -145,20 +149,81 @@ struct ImageAugment {
   /// Decodes `jpeg` and writes the augmented image to `out` (`sample_spec().bytes()` bytes).
   /// @throws DecodeError when the bytes are not a decodable JPEG.
   void apply(const SampleContext& ctx, std::span<const std::byte> jpeg, std::span<std::byte> out, Workspace& ws) const {
-    ops::SamplePlan p;
-    {
-      StageTimer timer(ctx, Stage::decode);
-      const JpegInfo info = ws.decoder.read_header(jpeg);
-      const int orientation = exif_orientation ? info.orientation : 1;
-      const bool swap = orientation >= 5;
-      p = plan(ctx, swap ? info.height : info.width, swap ? info.width : info.height);
-      const std::size_t row = std::size_t(info.width) * 3;
-      ws.pixels.resize(row * std::size_t(info.height));
-      ws.decoder.decode(ws.pixels.data(), row);
-      p.src = oriented_view(orientation, info.width, info.height, static_cast<std::int64_t>(row));
-    }
+    const ops::SamplePlan p = decode_planned(ctx, jpeg, ws);
     StageTimer timer(ctx, Stage::augment);
     ops::cpu::resample(ws.pixels.data(), p, output_params(), out.data(), ws.scratch);
+  }
+
+  /// Source scale above which a sample is finished on the CPU instead of by a device: the kernel
+  /// keeps each output pixel's filter taps in shared memory, sized for this.
+  static constexpr float max_device_scale = 32.0f;
+
+  /// The host half of the device path: decodes `jpeg`, copies the pixels the plan reads (the crop
+  /// box, upright) into `area`, and returns the plan rewritten for them. A sample that does not
+  /// fit, or needs more taps than the kernel holds, is finished here on the CPU instead, into its
+  /// reserve, and marked `precomputed`: the result is the same bits either way.
+  /// @throws DecodeError when the bytes are not a decodable JPEG.
+  [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> jpeg,
+                                      detail::StagingArea& area, Workspace& ws) const {
+    ops::SamplePlan p = decode_planned(ctx, jpeg, ws);
+    StageTimer timer(ctx, Stage::stage);
+    const auto x = needed_range(p.x, p.out_width), y = needed_range(p.y, p.out_height);
+    const std::int32_t w = x[1] - x[0], h = y[1] - y[0];
+    std::optional<std::size_t> at;
+    if (p.x.scale <= max_device_scale && p.y.scale <= max_device_scale)
+      at = area.allocator->try_allocate(std::size_t(w) * std::size_t(h) * 3);
+    if (!at) {
+      const std::size_t off = area.allocator->allocate_reserve();
+      ops::cpu::resample(ws.pixels.data(), p, output_params(), area.data + off, ws.scratch);
+      p.precomputed = 1;
+      p.src = {static_cast<std::int64_t>(off), 3, 0, 0, 0};
+      return p;
+    }
+    std::uint8_t* dst = reinterpret_cast<std::uint8_t*>(area.data + *at);
+    const std::uint8_t* src = ws.pixels.data() + p.src.offset;
+    for (std::int32_t r = 0; r < h; ++r) {
+      const std::uint8_t* line = src + std::int64_t{y[0] + r} * p.src.y_stride + std::int64_t{x[0]} * p.src.x_stride;
+      std::uint8_t* out = dst + std::size_t(r) * std::size_t(w) * 3;
+      if (p.src.x_stride == 3) {
+        std::memcpy(out, line, std::size_t(w) * 3);
+      } else {
+        for (std::int32_t c = 0; c < w; ++c, line += p.src.x_stride, out += 3) std::memcpy(out, line, 3);
+      }
+    }
+    p.src = {static_cast<std::int64_t>(*at), 3, std::int64_t{w} * 3, w, h};
+    p.x.src_begin -= x[0];
+    p.x.src_end -= x[0];
+    p.y.src_begin -= y[0];
+    p.y.src_end -= y[0];
+    return p;
+  }
+
+  /// Reads the header, plans, and decodes the whole image into the workspace; the plan's source
+  /// view points into `ws.pixels`.
+  ops::SamplePlan decode_planned(const SampleContext& ctx, std::span<const std::byte> jpeg, Workspace& ws) const {
+    StageTimer timer(ctx, Stage::decode);
+    const JpegInfo info = ws.decoder.read_header(jpeg);
+    const int orientation = exif_orientation ? info.orientation : 1;
+    const bool swap = orientation >= 5;
+    ops::SamplePlan p = plan(ctx, swap ? info.height : info.width, swap ? info.width : info.height);
+    const std::size_t row = std::size_t(info.width) * 3;
+    ws.pixels.resize(row * std::size_t(info.height));
+    ws.decoder.decode(ws.pixels.data(), row);
+    p.src = oriented_view(orientation, info.width, info.height, static_cast<std::int64_t>(row));
+    return p;
+  }
+
+  /// The source pixels [lo, hi) along one axis that any output pixel's taps read.
+  [[nodiscard]] static std::array<std::int32_t, 2> needed_range(const ops::AxisPlan& a, std::int32_t out) noexcept {
+    std::int32_t lo = a.src_end, hi = a.src_begin;
+    for (std::int32_t o = 0; o < out; ++o) {
+      const ops::AxisTaps t = ops::axis_taps(a, o);
+      if (t.count == 0) continue;
+      lo = std::min(lo, a.src_begin + t.first);
+      hi = std::max(hi, a.src_begin + t.first + t.count);
+    }
+    if (lo >= hi) return {a.src_begin, a.src_begin};
+    return {lo, hi};
   }
 
   /// The view of a `width` x `height` RGB image (rows `row` bytes apart) shown upright under Exif

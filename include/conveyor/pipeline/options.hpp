@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+struct CUstream_st;  // cudaStream_t is CUstream_st*; no CUDA header needed here
+
 namespace conveyor {
 inline namespace v0 {
 
@@ -35,8 +37,16 @@ struct PipelineOptions {
   OnError on_error = OnError::raise;
   /// Key of every random decision the transform makes (with epoch and dataset index).
   std::uint64_t seed = 0;
-  /// `cpu_device` for host batches.
+  /// `cpu_device` for host batches, or a CUDA device ordinal for device batches (the CUDA
+  /// backend: include <conveyor/cuda/backend.cuh> in a translation unit compiled by nvcc). All of
+  /// the pipeline's CUDA work runs on this device, whatever the calling thread's current device.
   int device = cpu_device;
+  /// The consumer's CUDA stream: each batch is ready in order on it, with no host wait. It must
+  /// belong to `device`. nullptr: the legacy default stream.
+  CUstream_st* stream = nullptr;
+  /// Bytes of pinned (and device) arena per slot for decoded regions; 0: batch_size x 4x the
+  /// output's size. A sample that does not fit is finished on the CPU, with the same result.
+  std::size_t arena_bytes = 0;
 };
 
 /// A sample the pipeline replaced under `OnError::skip`.

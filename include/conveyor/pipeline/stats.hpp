@@ -31,14 +31,18 @@ struct PipelineStats {
   double starvation = 0;             ///< consumer_wait_seconds / elapsed_seconds
   std::array<StageStats, static_cast<int>(Stage::count)> stages{};
   std::uint64_t skipped = 0;  ///< samples replaced under OnError::skip
-  std::uint64_t host_bytes = 0;  ///< held by the slot ring
+  std::uint64_t host_bytes = 0;  ///< held by the slot ring (pinned arenas included)
+  std::uint64_t device_bytes = 0;    ///< device arenas and outputs
+  std::uint64_t bytes_uploaded = 0;  ///< host to device
+  double h2d_seconds = 0;            ///< upload time, from device events
+  double kernel_seconds = 0;         ///< augmentation kernel time, from device events
 
   [[nodiscard]] const StageStats& stage(Stage s) const noexcept { return stages[static_cast<int>(s)]; }
 
   /// A human-readable table: per stage, worker time per sample and share of worker time.
   [[nodiscard]] std::string table() const {
     std::string out;
-    char line[160];
+    char line[200];
     double busy = 0;
     for (const StageStats& s : stages) busy += s.seconds;
     std::snprintf(line, sizeof line, "%-14s %12s %14s %10s\n", "stage", "samples", "us/sample", "share");
@@ -48,6 +52,15 @@ struct PipelineStats {
       std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %9.1f%%\n", std::string(to_string(Stage(i))).c_str(),
                     static_cast<unsigned long long>(s.count), s.count ? 1e6 * s.seconds / double(s.count) : 0.0,
                     busy > 0 ? 100.0 * s.seconds / busy : 0.0);
+      out += line;
+    }
+    if (batches > 0 && (h2d_seconds > 0 || kernel_seconds > 0)) {
+      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s  %.1f MB, %.1f GB/s\n", "h2d (device)",
+                    static_cast<unsigned long long>(batches), 1e6 * h2d_seconds / double(batches), "per batch",
+                    double(bytes_uploaded) / 1e6, h2d_seconds > 0 ? double(bytes_uploaded) / h2d_seconds / 1e9 : 0.0);
+      out += line;
+      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s\n", "kernel (device)",
+                    static_cast<unsigned long long>(batches), 1e6 * kernel_seconds / double(batches), "per batch");
       out += line;
     }
     std::snprintf(line, sizeof line, "%-14s %12s %14.3f s %8.1f%% of wall time\n", "consumer wait", "",
@@ -64,7 +77,7 @@ struct PipelineStats {
   /// The same numbers as one JSON object.
   [[nodiscard]] std::string json() const {
     std::string out = "{";
-    char buf[200];
+    char buf[320];
     std::snprintf(buf, sizeof buf,
                   "\"workers\": %d, \"epochs\": %llu, \"batches\": %llu, \"images\": %llu, \"elapsed_seconds\": %.6f, "
                   "\"images_per_second\": %.3f, \"consumer_wait_seconds\": %.6f, \"starvation\": %.6f, ",
@@ -79,8 +92,12 @@ struct PipelineStats {
                     stages[i].seconds);
       out += buf;
     }
-    std::snprintf(buf, sizeof buf, "}, \"skipped\": %llu, \"host_bytes\": %llu}", static_cast<unsigned long long>(skipped),
-                  static_cast<unsigned long long>(host_bytes));
+    std::snprintf(buf, sizeof buf,
+                  "}, \"skipped\": %llu, \"host_bytes\": %llu, \"device_bytes\": %llu, \"bytes_uploaded\": %llu, "
+                  "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f}",
+                  static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(host_bytes),
+                  static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(bytes_uploaded),
+                  h2d_seconds, kernel_seconds);
     out += buf;
     return out;
   }

@@ -2,13 +2,16 @@
 /// @file
 /// The slot ring: `prefetch` slots, each holding one batch's tensors, cycling
 ///
-///   free --worker claims--> filling --last sample--> ready --iterator--> handed --last Batch dies--> free
+///   free --worker claims--> filling --last sample--> filled --(device: stager uploads, launches)-->
+///   ready --iterator--> handed --last Batch dies--> free
 ///
 /// Batches claim free slots in order and are handed out in order, whatever order the workers
 /// finish in. The ring outlives its pipeline while any `Batch` still holds a slot.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/sample.hpp>
+#include <conveyor/pipeline/detail/arena.hpp>
+#include <conveyor/pipeline/detail/device_stage.hpp>
 #include <conveyor/pipeline/detail/host_buffer.hpp>
 #include <conveyor/pipeline/options.hpp>
 
@@ -16,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -23,10 +27,11 @@ namespace conveyor {
 inline namespace v0 {
 namespace detail {
 
-enum class SlotState : std::uint8_t { free, filling, ready, handed };
+enum class SlotState : std::uint8_t { free, filling, filled, ready, handed };
 
 struct Slot {
-  HostBuffer images;
+  HostBuffer images;  // the CPU backend's output; the device backend uses its arenas instead
+  ArenaAllocator arena;
   std::vector<std::int64_t> labels;
   std::vector<std::int64_t> indices;
   std::vector<SkippedSample> skipped;
@@ -41,16 +46,19 @@ struct Slot {
 };
 
 struct Ring {
-  Ring(std::size_t count, std::size_t batch_size, const SampleSpec& spec) : sample(spec), slots(count) {
+  Ring(std::size_t count, std::size_t batch_size, const SampleSpec& spec, bool host_output)
+      : sample(spec), slots(count) {
     for (Slot& s : this->slots) {
-      s.images = HostBuffer(batch_size * spec.bytes());
+      if (host_output) s.images = HostBuffer(batch_size * spec.bytes());
       s.labels.resize(batch_size);
       s.indices.resize(batch_size);
     }
   }
 
-  /// Called when the last `Batch` of a handed slot dies: the slot may be refilled.
+  /// Called when the last `Batch` of a handed slot dies: the slot may be refilled (on a device,
+  /// once the consumer's stream has passed this point).
   void release(std::size_t slot) {
+    if (device) device->release(slot);
     {
       std::lock_guard lock(mutex);
       slots[slot].state = SlotState::free;
@@ -66,6 +74,7 @@ struct Ring {
   }
 
   const SampleSpec sample;
+  std::unique_ptr<DeviceStage> device;  // null for the CPU backend; outlives the pipeline with the ring
   std::mutex mutex;
   std::condition_variable work;  // workers: a task may be available
   std::condition_variable done;  // consumer: a batch may be ready, or the workers drained

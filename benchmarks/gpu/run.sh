@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The whole GPU check, in one go, on a machine with a CUDA GPU: configure for the H200
+# (architecture 90), build, run every gpu-labelled test, the same tests under compute-sanitizer
+# (memcheck, racecheck, synccheck), conveyor-bench's CPU and CUDA checksums side by side, and
+# print a summary table last. Logs go to $OUT (or ./gpu-check-out).
+#
+#   benchmarks/gpu/run.sh            # from the repository root
+#
+# Build dependencies the machine lacks (Catch2, Google Benchmark) are found through
+# CONVEYOR_DEPS (default .device-deps, made by the shared device-deps tool); real test images
+# through CONVEYOR_TEST_DATA (default .testdata, a copy of the test-image folder).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-gpu-check-out}
+mkdir -p "$out"
+deps=${CONVEYOR_DEPS:-$PWD/.device-deps}
+export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
+export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+build=build-gpu
+declare -A result
+
+step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
+  local name=$1
+  shift
+  local t0=$SECONDS
+  if "$@" > "$out/$name.log" 2>&1; then result[$name]="pass ($((SECONDS - t0)) s)"; else result[$name]="FAIL ($((SECONDS - t0)) s)"; fi
+  echo "== $name: ${result[$name]}"
+}
+
+{
+  date -u +"date: %Y-%m-%d %H:%M UTC"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  echo "cpus: $(nproc)"
+  nvcc --version | tail -n 1
+  compute-sanitizer --version 2> /dev/null | head -n 2 | tail -n 1
+} | tee "$out/machine.txt"
+
+step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCONVEYOR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_FLAGS=-lineinfo
+step build cmake --build $build -j "$(nproc)"
+step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
+step cpu_tests ctest --test-dir $build -L cpu --no-tests=error --output-on-failure -j "$(nproc)"
+
+tests=$build/tests/cuda/conveyor_cuda_tests
+for tool in memcheck racecheck synccheck; do
+  step "sanitize_$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$tests" "~[data]"
+done
+
+bench=$build/tools/conveyor-bench
+for data in examples/data/samples "$CONVEYOR_TEST_DATA/imagefolder"; do
+  [ -d "$data" ] || continue
+  name=$(basename "$data")
+  for dtype in f32 bf16 u8; do
+    "$bench" --data "$data" --device cpu --batch 5 --epochs 2 --dtype "$dtype" --checksum --workers 4 \
+      | grep '^checksum' > "$out/checksum_cpu_${name}_$dtype.txt"
+    "$bench" --data "$data" --device cuda --batch 5 --epochs 2 --dtype "$dtype" --checksum --workers 4 \
+      | grep '^checksum' > "$out/checksum_cuda_${name}_$dtype.txt"
+    if [ -s "$out/checksum_cpu_${name}_$dtype.txt" ] && \
+       cmp -s "$out/checksum_cpu_${name}_$dtype.txt" "$out/checksum_cuda_${name}_$dtype.txt"; then
+      result[checksum_${name}_$dtype]="pass ($(wc -l < "$out/checksum_cpu_${name}_$dtype.txt") batches equal)"
+    else
+      result[checksum_${name}_$dtype]="FAIL"
+    fi
+  done
+done
+"$bench" --data examples/data/samples --device cuda --batch 8 --epochs 20 --size 224 > "$out/bench_samples.log" 2>&1
+
+echo
+echo "| check | result |"
+echo "|---|---|"
+for k in $(printf '%s\n' "${!result[@]}" | sort); do echo "| $k | ${result[$k]} |"; done
+grep -h "ERROR SUMMARY" "$out"/sanitize_*.log | sed 's/^/sanitizer: /'
+grep -h "tests passed" "$out/gpu_tests.log" "$out/cpu_tests.log"
+tail -n 12 "$out/bench_samples.log"

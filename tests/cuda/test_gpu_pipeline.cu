@@ -1,0 +1,293 @@
+// The CUDA backend against the CPU backend: every element of every batch, bit for bit, for every
+// dtype and layout, on real photos and on awkward synthetic sizes, with slow consumers, slow
+// producers, kept batches, CPU fallbacks and failures. Runs only where a GPU is (label gpu).
+
+#include <conveyor/cuda/all.cuh>
+
+#include <catch2/catch.hpp>
+
+#include "support/data.hpp"
+#include "support/datasets.hpp"
+#include "support/temp_dir.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+using namespace conveyor;
+using conveyor_test::FaultyDataset;
+using conveyor_test::jpeg_dataset;
+
+namespace {
+
+/// Waits on the device for about `ns` nanoseconds: a consumer that is slower than the loader.
+__global__ void spin(long long ns) {
+  long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+struct HostBatch {
+  std::vector<std::byte> images;
+  std::vector<std::int64_t> labels, indices;
+  bool operator==(const HostBatch&) const = default;
+};
+
+HostBatch host_copy(const Batch& b) {
+  HostBatch h;
+  h.images.resize(b.images().nbytes());
+  h.labels.resize(b.size());
+  h.indices.assign(b.indices().begin(), b.indices().end());
+  if (b.images().device.kind == Device::Kind::cpu) {
+    std::memcpy(h.images.data(), b.images().data, h.images.size());
+    std::memcpy(h.labels.data(), b.labels().data, b.size() * 8);
+  } else {
+    CONVEYOR_CUDA_TRY(cudaMemcpy(h.images.data(), b.images().data, h.images.size(), cudaMemcpyDeviceToHost));
+    CONVEYOR_CUDA_TRY(cudaMemcpy(h.labels.data(), b.labels().data, b.size() * 8, cudaMemcpyDeviceToHost));
+  }
+  return h;
+}
+
+/// Every batch of `epochs` epochs, copied to the host.
+template <class D, class T>
+std::vector<HostBatch> run(const D& data, const T& transform, PipelineOptions o, int epochs = 2) {
+  BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 7}), transform, o);
+  std::vector<HostBatch> out;
+  for (int e = 0; e < epochs; ++e) {
+    pipe.set_epoch(e);
+    for (const Batch& b : pipe) out.push_back(host_copy(b));
+  }
+  return out;
+}
+
+template <class D, class T>
+void require_same_as_cpu(const D& data, const T& transform, PipelineOptions o, int epochs = 2) {
+  PipelineOptions cpu = o;
+  cpu.device = cpu_device;
+  cpu.stream = nullptr;
+  const auto expected = run(data, transform, cpu, epochs);
+  const auto got = run(data, transform, o, epochs);
+  REQUIRE(got.size() == expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("batch " << i);
+    REQUIRE(got[i].indices == expected[i].indices);
+    REQUIRE(got[i].labels == expected[i].labels);
+    REQUIRE(got[i].images == expected[i].images);  // no tolerance
+  }
+}
+
+InMemory awkward_sizes() {
+  InMemory d;
+  const int sizes[][2] = {{1, 1}, {3, 1000}, {1000, 3}, {4000, 3000}, {17, 9}, {640, 480}};
+  int i = 0;
+  for (auto [w, h] : sizes) {
+    d.add(conveyor_test::random_jpeg(w, h, 500 + i, {.subsampling = ChromaSubsampling(i % 3)}), i);
+    ++i;
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("GPU batches equal CPU batches bit for bit for every dtype and layout", "[gpu][parity]") {
+  const InMemory data = jpeg_dataset(21);
+  for (DType t : {DType::u8, DType::f32, DType::f16, DType::bf16})
+    for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+      INFO("dtype " << to_string(t) << " layout " << to_string(l));
+      ImageAugment train{.crop = RandomResizedCrop{.size = 40}, .flip = {.p = 0.5}, .dtype = t, .layout = l};
+      ImageAugment eval{.crop = CenterCrop{40}, .resize = Resize{48}, .dtype = t, .layout = l};
+      if (t != DType::u8) train.normalize = eval.normalize = Normalize::imagenet();
+      require_same_as_cpu(data, train, {.batch_size = 8, .workers = 3, .seed = 5, .device = 0});
+      require_same_as_cpu(data, eval, {.batch_size = 8, .workers = 3, .seed = 5, .device = 0});
+    }
+}
+
+TEST_CASE("GPU batches equal CPU batches on awkward sizes 1x1 3x1000 4000x3000", "[gpu][parity]") {
+  const InMemory data = awkward_sizes();
+  for (DType t : {DType::u8, DType::f32, DType::bf16}) {
+    ImageAugment aug{.crop = RandomResizedCrop{.size = 64}, .flip = {.p = 0.5}, .dtype = t};
+    if (t != DType::u8) aug.normalize = Normalize::imagenet();
+    require_same_as_cpu(data, aug, {.batch_size = 4, .workers = 4, .device = 0}, 3);
+    ImageAugment eval{.crop = CenterCrop{64}, .resize = Resize{72}, .dtype = t, .layout = Layout::NHWC};
+    require_same_as_cpu(data, eval, {.batch_size = 3, .workers = 2, .device = 0}, 1);
+  }
+}
+
+TEST_CASE("GPU batches equal CPU batches on real photos", "[gpu][parity][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data_dir);
+  conveyor_test::TempDir t;
+  std::ofstream list(t.path() / "photos.txt");
+  for (const auto& e : std::filesystem::directory_iterator(data_dir / "photos"))
+    if (e.path().extension() == ".jpg") list << e.path().string() << " 0\n";
+  list.close();
+  const FileList photos((t.path() / "photos.txt").string());
+  REQUIRE(photos.size() >= 50);
+  for (auto [dtype, layout] : {std::pair{DType::f32, Layout::NCHW}, std::pair{DType::bf16, Layout::NHWC},
+                               std::pair{DType::u8, Layout::NCHW}, std::pair{DType::f16, Layout::NCHW}}) {
+    ImageAugment aug = ImageAugment::train(224);
+    aug.dtype = dtype;
+    aug.layout = layout;
+    aug.exif_orientation = dtype == DType::f16;
+    if (dtype == DType::u8) aug.normalize.reset();
+    require_same_as_cpu(photos, aug, {.batch_size = 16, .workers = 8, .seed = 3, .device = 0}, 1);
+  }
+  const ImageFolder folder((data_dir / "imagefolder").string());
+  require_same_as_cpu(folder, ImageAugment::eval(), {.batch_size = 5, .workers = 4, .device = 0}, 2);
+}
+
+TEST_CASE("a slow consumer never reads a batch being overwritten", "[gpu][race]") {
+  const InMemory data = jpeg_dataset(48, 3);
+  const ImageAugment aug{.crop = RandomResizedCrop{.size = 48}, .flip = {.p = 0.5},
+                         .normalize = Normalize::imagenet(), .dtype = DType::f32};
+  const auto expected = run(data, aug, {.batch_size = 4, .workers = 6, .prefetch = 2, .seed = 9}, 1);
+  cudaStream_t stream;
+  CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  {
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 7}), aug,
+                       {.batch_size = 4, .workers = 6, .prefetch = 2, .seed = 9, .device = 0, .stream = stream});
+    std::vector<cuda::PinnedBuffer> copies;
+    std::vector<std::size_t> sizes;
+    for (const Batch& b : pipe) {
+      spin<<<1, 1, 0, stream>>>(4'000'000);  // 4 ms of "training" before the batch is read
+      CONVEYOR_CUDA_TRY(cudaGetLastError());
+      copies.emplace_back(b.images().nbytes());
+      sizes.push_back(b.images().nbytes());
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(copies.back().data(), b.images().data, b.images().nbytes(),
+                                        cudaMemcpyDeviceToHost, stream));
+    }
+    CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
+    REQUIRE(copies.size() == expected.size());
+    for (std::size_t i = 0; i < copies.size(); ++i)
+      REQUIRE(std::memcmp(copies[i].data(), expected[i].images.data(), sizes[i]) == 0);
+  }
+  CONVEYOR_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("a slow producer's batches are complete when the consumer reads them", "[gpu][race]") {
+  FaultyDataset<InMemory> data(jpeg_dataset(24, 4));
+  data.delay = std::chrono::microseconds(3000);
+  const ImageAugment aug{.crop = RandomResizedCrop{.size = 32}, .dtype = DType::bf16};
+  const auto expected = run(data, aug, {.batch_size = 6, .workers = 2, .prefetch = 2}, 1);
+  cudaStream_t stream;
+  CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  {
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 7}), aug,
+                       {.batch_size = 6, .workers = 2, .prefetch = 2, .device = 0, .stream = stream});
+    std::size_t i = 0;
+    for (const Batch& b : pipe) {
+      std::vector<std::byte> host(b.images().nbytes());
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(host.data(), b.images().data, host.size(), cudaMemcpyDeviceToHost, stream));
+      CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
+      REQUIRE(host == expected[i++].images);
+    }
+    REQUIRE(i == expected.size());
+  }
+  CONVEYOR_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("a kept GPU batch holds its slot and its data", "[gpu][lifecycle]") {
+  const InMemory data = jpeg_dataset(30, 5);
+  const ImageAugment aug{.crop = RandomResizedCrop{.size = 24}, .dtype = DType::u8};
+  const auto expected = run(data, aug, {.batch_size = 3, .workers = 4, .prefetch = 3}, 1);
+  std::optional<Batch> kept;
+  {
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 7}), aug,
+                       {.batch_size = 3, .workers = 4, .prefetch = 3, .device = 0});
+    for (const Batch& b : pipe) {
+      if (b.number() == 1) kept = b;
+      REQUIRE(host_copy(b) == expected[b.number()]);
+    }
+    REQUIRE(host_copy(*kept) == expected[1]);
+  }
+  REQUIRE(host_copy(*kept) == expected[1]);  // past the pipeline's end
+}
+
+TEST_CASE("samples that do not fit the arena are finished on the CPU with the same bits", "[gpu][fallback]") {
+  const InMemory data = awkward_sizes();
+  const ImageAugment aug{.crop = RandomResizedCrop{.size = 32}, .normalize = Normalize::imagenet(), .dtype = DType::f16};
+  require_same_as_cpu(data, aug, {.batch_size = 6, .workers = 2, .device = 0, .arena_bytes = 1});
+  // A 600x1 crop scaled to 8 needs more taps than the kernel keeps: the CPU finishes it too.
+  InMemory wide;
+  wide.add(conveyor_test::random_jpeg(2000, 4, 77), 0);
+  require_same_as_cpu(wide, ImageAugment{.crop = CenterCrop{8}, .resize = Resize{4}, .dtype = DType::u8},
+                      {.batch_size = 1, .workers = 1, .device = 0}, 1);
+}
+
+TEST_CASE("raw tensors and zero workers go through the device too", "[gpu][raw]") {
+  InMemory data;
+  for (int i = 0; i < 9; ++i) {
+    std::vector<float> v(12);
+    for (int j = 0; j < 12; ++j) v[j] = float(i * 100 + j);
+    data.add(std::as_bytes(std::span(v)), i);
+  }
+  require_same_as_cpu(data, RawTensor{SampleSpec{DType::f32, 2, {3, 4, 0}}}, {.batch_size = 4, .workers = 2, .device = 0});
+  require_same_as_cpu(jpeg_dataset(10), ImageAugment::train(16), {.batch_size = 4, .workers = 0, .device = 0});
+}
+
+TEST_CASE("a failed sample is raised at its GPU batch and the next epoch runs", "[gpu][errors]") {
+  FaultyDataset<InMemory> data(jpeg_dataset(12, 6));
+  data.corrupt = {7};
+  BatchPipeline pipe(std::move(data), SequentialSampler(12), ImageAugment::train(16),
+                     {.batch_size = 4, .workers = 2, .device = 0});
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    pipe.set_epoch(epoch);
+    std::vector<std::uint64_t> seen;
+    try {
+      for (const Batch& b : pipe) seen.push_back(b.number());
+      FAIL("no error");
+    } catch (const SampleError& e) {
+      CHECK(e.index() == 7);
+    }
+    CHECK(seen == std::vector<std::uint64_t>{0});
+  }
+}
+
+TEST_CASE("the pipeline's device is used whatever the current device, and a bad one is refused", "[gpu][device]") {
+  int before = -1;
+  CONVEYOR_CUDA_TRY(cudaGetDevice(&before));
+  {
+    BatchPipeline pipe(jpeg_dataset(6), SequentialSampler(6), ImageAugment::train(16),
+                       {.batch_size = 3, .workers = 2, .device = 0});
+    for (const Batch& b : pipe) {
+      CHECK(b.images().device == Device{Device::Kind::cuda, 0});
+      cudaPointerAttributes attr{};
+      CONVEYOR_CUDA_TRY(cudaPointerGetAttributes(&attr, b.images().data));
+      CHECK(attr.type == cudaMemoryTypeDevice);
+      CHECK(attr.device == 0);
+    }
+  }
+  int after = -1;
+  CONVEYOR_CUDA_TRY(cudaGetDevice(&after));
+  CHECK(after == before);
+  const int n = cuda::device_count();
+  CHECK_THROWS_WITH(BatchPipeline(jpeg_dataset(2), SequentialSampler(2), ImageAugment::train(16), {.device = n}),
+                    Catch::Contains("device " + std::to_string(n) + " does not exist"));
+}
+
+TEST_CASE("CudaError names the call, the status and the place", "[gpu][errors]") {
+  void* p = nullptr;
+  try {
+    CONVEYOR_CUDA_TRY(cudaMalloc(&p, std::size_t{1} << 62));
+    FAIL("an impossible allocation succeeded");
+  } catch (const CudaError& e) {
+    CHECK(e.status() == cudaErrorMemoryAllocation);
+    CHECK_THAT(e.what(), Catch::Contains("test_gpu_pipeline.cu:") && Catch::Contains("cudaMalloc(&p") &&
+                             Catch::Contains("cudaErrorMemoryAllocation"));
+  }
+  CHECK(cudaGetLastError() == cudaSuccess);  // cleared: the next call is not blamed
+}
+
+TEST_CASE("create, iterate a little, break and destroy GPU pipelines many times", "[gpu][lifecycle]") {
+  const InMemory data = jpeg_dataset(16, 8);
+  for (int cycle = 0; cycle < 40; ++cycle) {
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = std::uint64_t(cycle)}), ImageAugment::train(24),
+                       {.batch_size = 4, .workers = 1 + cycle % 4, .prefetch = std::size_t(2 + cycle % 2), .device = 0});
+    int k = 0;
+    for (const Batch& b : pipe) {
+      CHECK(b.size() == 4);
+      if (++k == 1 + cycle % 3) break;
+    }
+  }
+}
