@@ -35,9 +35,21 @@ step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
   compute-sanitizer --version 2> /dev/null | head -n 2 | tail -n 1
 } | tee "$out/machine.txt"
 
+# libjpeg-turbo: the machine's own headers and library when it has them, else the carried ones.
+jpeg=()
+flags=-lineinfo
+if [ -f /usr/include/jpeglib.h ]; then
+  lib=$(ls /usr/lib/x86_64-linux-gnu/libjpeg.so* 2> /dev/null | head -n 1)
+  jpeg=(-DJPEG_INCLUDE_DIR=/usr/include -DJPEG_LIBRARY="$lib")
+else
+  jpeg=(-DJPEG_INCLUDE_DIR="$deps/usr/include" -DJPEG_LIBRARY="$deps/usr/lib/x86_64-linux-gnu/libjpeg.so")
+  export CPATH="$deps/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
+fi
 step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCONVEYOR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_FLAGS=-lineinfo
+  -DCONVEYOR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_FLAGS="$flags" "${jpeg[@]}"
+[ "${result[configure]}" = "${result[configure]#pass}" ] && tail -n 30 "$out/configure.log"
 step build cmake --build $build -j "$(nproc)"
+[ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$out/build.log"
 step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
 step cpu_tests ctest --test-dir $build -L cpu --no-tests=error --output-on-failure -j "$(nproc)"
 

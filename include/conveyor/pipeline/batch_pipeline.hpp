@@ -84,7 +84,8 @@ class BatchPipeline {
       std::lock_guard lock(ring_->mutex);
       stop_ = true;
     }
-    ring_->work.notify_all();
+    ring_->work.notify_all();  // workers
+    ring_->done.notify_all();  // the stager
     for (std::thread& t : threads_) t.join();
   }
 
