@@ -12,7 +12,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-gpu-check-out}
-mkdir -p "$out"
+logs=$out/logs  # packed into logs.tgz at the end: few files travel back
+mkdir -p "$logs"
 deps=${CONVEYOR_DEPS:-$PWD/.device-deps}
 export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -23,7 +24,7 @@ step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
   local name=$1
   shift
   local t0=$SECONDS
-  if "$@" > "$out/$name.log" 2>&1; then result[$name]="pass ($((SECONDS - t0)) s)"; else result[$name]="FAIL ($((SECONDS - t0)) s)"; fi
+  if "$@" > "$logs/$name.log" 2>&1; then result[$name]="pass ($((SECONDS - t0)) s)"; else result[$name]="FAIL ($((SECONDS - t0)) s)"; fi
   echo "== $name: ${result[$name]}"
 }
 
@@ -33,7 +34,7 @@ step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
   echo "cpus: $(nproc)"
   nvcc --version | tail -n 1
   compute-sanitizer --version 2> /dev/null | head -n 2 | tail -n 1
-} | tee "$out/machine.txt"
+} | tee "$logs/machine.txt"
 
 # libjpeg-turbo: the machine's own headers and library when it has them, else the carried ones.
 jpeg=()
@@ -47,9 +48,9 @@ else
 fi
 step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCONVEYOR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_FLAGS="$flags" "${jpeg[@]}"
-[ "${result[configure]}" = "${result[configure]#pass}" ] && tail -n 30 "$out/configure.log"
+[ "${result[configure]}" = "${result[configure]#pass}" ] && tail -n 30 "$logs/configure.log"
 step build cmake --build $build -j "$(nproc)"
-[ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$out/build.log"
+[ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
 step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
 step cpu_tests ctest --test-dir $build -L cpu --no-tests=error --output-on-failure -j "$(nproc)"
 
@@ -64,23 +65,30 @@ for data in examples/data/samples "$CONVEYOR_TEST_DATA/imagefolder"; do
   name=$(basename "$data")
   for dtype in f32 bf16 u8; do
     "$bench" --data "$data" --device cpu --batch 5 --epochs 2 --dtype "$dtype" --checksum --workers 4 \
-      | grep '^checksum' > "$out/checksum_cpu_${name}_$dtype.txt"
+      | grep '^checksum' > "$logs/checksum_cpu_${name}_$dtype.txt"
     "$bench" --data "$data" --device cuda --batch 5 --epochs 2 --dtype "$dtype" --checksum --workers 4 \
-      | grep '^checksum' > "$out/checksum_cuda_${name}_$dtype.txt"
-    if [ -s "$out/checksum_cpu_${name}_$dtype.txt" ] && \
-       cmp -s "$out/checksum_cpu_${name}_$dtype.txt" "$out/checksum_cuda_${name}_$dtype.txt"; then
-      result[checksum_${name}_$dtype]="pass ($(wc -l < "$out/checksum_cpu_${name}_$dtype.txt") batches equal)"
+      | grep '^checksum' > "$logs/checksum_cuda_${name}_$dtype.txt"
+    if [ -s "$logs/checksum_cpu_${name}_$dtype.txt" ] && \
+       cmp -s "$logs/checksum_cpu_${name}_$dtype.txt" "$logs/checksum_cuda_${name}_$dtype.txt"; then
+      result[checksum_${name}_$dtype]="pass ($(wc -l < "$logs/checksum_cpu_${name}_$dtype.txt") batches equal)"
     else
       result[checksum_${name}_$dtype]="FAIL"
     fi
   done
 done
-"$bench" --data examples/data/samples --device cuda --batch 8 --epochs 20 --size 224 > "$out/bench_samples.log" 2>&1
+"$bench" --data examples/data/samples --device cuda --batch 8 --epochs 20 --size 224 > "$logs/bench_samples.log" 2>&1
 
-echo
-echo "| check | result |"
-echo "|---|---|"
-for k in $(printf '%s\n' "${!result[@]}" | sort); do echo "| $k | ${result[$k]} |"; done
-grep -h "ERROR SUMMARY" "$out"/sanitize_*.log | sed 's/^/sanitizer: /'
-grep -h "tests passed" "$out/gpu_tests.log" "$out/cpu_tests.log"
-tail -n 12 "$out/bench_samples.log"
+{
+  echo
+  cat "$logs/machine.txt"
+  echo
+  echo "| check | result |"
+  echo "|---|---|"
+  for k in $(printf '%s\n' "${!result[@]}" | sort); do echo "| $k | ${result[$k]} |"; done
+  echo
+  grep -h "ERROR SUMMARY" "$logs"/sanitize_*.log | sed 's/^/sanitizer: /'
+  grep -h "tests passed" "$logs/gpu_tests.log" "$logs/cpu_tests.log"
+  echo
+  tail -n 12 "$logs/bench_samples.log"
+} | tee "$out/summary.md"
+tar czf "$out/logs.tgz" -C "$logs" . && rm -rf "$logs"
