@@ -244,7 +244,7 @@ TEST_CASE("a failed sample is raised at its GPU batch and the next epoch runs", 
   }
 }
 
-TEST_CASE("the pipeline's device is used whatever the current device, and a bad one is refused", "[gpu][device]") {
+TEST_CASE("the pipeline's device is used whatever the current device and a bad one is refused", "[gpu][device]") {
   int before = -1;
   CONVEYOR_CUDA_TRY(cudaGetDevice(&before));
   {
@@ -266,7 +266,7 @@ TEST_CASE("the pipeline's device is used whatever the current device, and a bad 
                     Catch::Contains("device " + std::to_string(n) + " does not exist"));
 }
 
-TEST_CASE("CudaError names the call, the status and the place", "[gpu][errors]") {
+TEST_CASE("CudaError names the call and the status and the place", "[gpu][errors][injected]") {
   void* p = nullptr;
   try {
     CONVEYOR_CUDA_TRY(cudaMalloc(&p, std::size_t{1} << 62));
@@ -279,7 +279,7 @@ TEST_CASE("CudaError names the call, the status and the place", "[gpu][errors]")
   CHECK(cudaGetLastError() == cudaSuccess);  // cleared: the next call is not blamed
 }
 
-TEST_CASE("create, iterate a little, break and destroy GPU pipelines many times", "[gpu][lifecycle]") {
+TEST_CASE("create then iterate a little then break and destroy GPU pipelines many times", "[gpu][lifecycle]") {
   const InMemory data = jpeg_dataset(16, 8);
   for (int cycle = 0; cycle < 40; ++cycle) {
     BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = std::uint64_t(cycle)}), ImageAugment::train(24),
