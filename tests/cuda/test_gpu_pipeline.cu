@@ -106,13 +106,15 @@ TEST_CASE("GPU batches equal CPU batches bit for bit for every dtype and layout"
 
 TEST_CASE("GPU batches equal CPU batches on awkward sizes 1x1 3x1000 4000x3000", "[gpu][parity]") {
   const InMemory data = awkward_sizes();
-  for (DType t : {DType::u8, DType::f32, DType::bf16}) {
-    ImageAugment aug{.crop = RandomResizedCrop{.size = 64}, .flip = {.p = 0.5}, .dtype = t};
-    if (t != DType::u8) aug.normalize = Normalize::imagenet();
-    require_same_as_cpu(data, aug, {.batch_size = 4, .workers = 4, .device = 0}, 3);
-    ImageAugment eval{.crop = CenterCrop{64}, .resize = Resize{72}, .dtype = t, .layout = Layout::NHWC};
-    require_same_as_cpu(data, eval, {.batch_size = 3, .workers = 2, .device = 0}, 1);
-  }
+  for (DType t : {DType::u8, DType::f32, DType::f16, DType::bf16})
+    for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+      INFO("dtype " << to_string(t) << " layout " << to_string(l));
+      ImageAugment aug{.crop = RandomResizedCrop{.size = 64}, .flip = {.p = 0.5}, .dtype = t, .layout = l};
+      if (t != DType::u8) aug.normalize = Normalize::imagenet();
+      require_same_as_cpu(data, aug, {.batch_size = 4, .workers = 4, .device = 0}, 3);
+      ImageAugment eval{.crop = CenterCrop{64}, .resize = Resize{72}, .dtype = t, .layout = l};
+      require_same_as_cpu(data, eval, {.batch_size = 3, .workers = 2, .device = 0}, 1);
+    }
 }
 
 TEST_CASE("GPU batches equal CPU batches on real photos", "[gpu][parity][data]") {
@@ -124,15 +126,16 @@ TEST_CASE("GPU batches equal CPU batches on real photos", "[gpu][parity][data]")
   list.close();
   const FileList photos((t.path() / "photos.txt").string());
   REQUIRE(photos.size() >= 50);
-  for (auto [dtype, layout] : {std::pair{DType::f32, Layout::NCHW}, std::pair{DType::bf16, Layout::NHWC},
-                               std::pair{DType::u8, Layout::NCHW}, std::pair{DType::f16, Layout::NCHW}}) {
-    ImageAugment aug = ImageAugment::train(224);
-    aug.dtype = dtype;
-    aug.layout = layout;
-    aug.exif_orientation = dtype == DType::f16;
-    if (dtype == DType::u8) aug.normalize.reset();
-    require_same_as_cpu(photos, aug, {.batch_size = 16, .workers = 8, .seed = 3, .device = 0}, 1);
-  }
+  for (DType dtype : {DType::u8, DType::f32, DType::f16, DType::bf16})
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      INFO("dtype " << to_string(dtype) << " layout " << to_string(layout));
+      ImageAugment aug = ImageAugment::train(224);
+      aug.dtype = dtype;
+      aug.layout = layout;
+      aug.exif_orientation = layout == Layout::NHWC;
+      if (dtype == DType::u8) aug.normalize.reset();
+      require_same_as_cpu(photos, aug, {.batch_size = 16, .workers = 8, .seed = 3, .device = 0}, 1);
+    }
   const ImageFolder folder((data_dir / "imagefolder").string());
   require_same_as_cpu(folder, ImageAugment::eval(), {.batch_size = 5, .workers = 4, .device = 0}, 2);
 }

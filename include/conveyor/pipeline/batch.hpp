@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 
 namespace conveyor {
 inline namespace v0 {
@@ -29,44 +30,56 @@ class BatchPipeline;
 class Batch {
  public:
   Batch() = default;
+  Batch(const Batch& other) noexcept : d_(other.d_), ring_(other.ring_), slot_(other.slot_) {
+    if (ring_) ring_->slots[slot_].holders.fetch_add(1, std::memory_order_relaxed);
+  }
+  Batch(Batch&& other) noexcept : d_(other.d_), ring_(std::move(other.ring_)), slot_(other.slot_) {}
+  Batch& operator=(Batch other) noexcept {
+    std::swap(d_, other.d_);
+    std::swap(ring_, other.ring_);
+    std::swap(slot_, other.slot_);
+    return *this;
+  }
+  ~Batch() {
+    if (ring_ && ring_->slots[slot_].holders.fetch_sub(1, std::memory_order_acq_rel) == 1) ring_->release(slot_);
+  }
 
   /// Number of samples (batch_size, or fewer in an epoch's last batch).
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-  /// The images: [N, 3, H, W] (NCHW) or [N, H, W, 3] (NHWC) of the transform's dtype.
-  [[nodiscard]] const TensorView& images() const noexcept { return images_; }
-  /// The labels: [N] int64.
-  [[nodiscard]] const TensorView& labels() const noexcept { return labels_; }
-  /// The dataset index of each sample, in order.
-  [[nodiscard]] std::span<const std::int64_t> indices() const noexcept { return {indices_, size_}; }
+  [[nodiscard]] std::size_t size() const noexcept { return d_.size; }
+  [[nodiscard]] bool empty() const noexcept { return d_.size == 0; }
+  /// The images: [N, 3, H, W] (NCHW) or [N, H, W, 3] (NHWC) of the transform's dtype; device
+  /// memory (ready in order on the pipeline's stream) for a device pipeline, host memory otherwise.
+  [[nodiscard]] const TensorView& images() const noexcept { return d_.images; }
+  /// The labels: [N] int64, where the images are.
+  [[nodiscard]] const TensorView& labels() const noexcept { return d_.labels; }
+  /// The dataset index of each sample, in order (host memory).
+  [[nodiscard]] std::span<const std::int64_t> indices() const noexcept { return {d_.indices, d_.size}; }
   /// The epoch this batch belongs to.
-  [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return d_.epoch; }
   /// Position of this batch in its epoch, from 0.
-  [[nodiscard]] std::uint64_t number() const noexcept { return number_; }
+  [[nodiscard]] std::uint64_t number() const noexcept { return d_.number; }
   /// Samples of this batch replaced under `OnError::skip`.
-  [[nodiscard]] std::span<const SkippedSample> skipped() const noexcept { return skipped_; }
+  [[nodiscard]] std::span<const SkippedSample> skipped() const noexcept { return d_.skipped; }
 
  private:
   template <Dataset D, Sampler S, Transform T>
   friend class BatchPipeline;
 
-  struct Hold {
-    std::shared_ptr<detail::Ring> ring;
-    std::size_t slot;
-    Hold(std::shared_ptr<detail::Ring> r, std::size_t s) noexcept : ring(std::move(r)), slot(s) {}
-    Hold(const Hold&) = delete;
-    Hold& operator=(const Hold&) = delete;
-    ~Hold() { ring->release(slot); }
+  struct Data {
+    TensorView images{};
+    TensorView labels{};
+    const std::int64_t* indices = nullptr;
+    std::span<const SkippedSample> skipped{};
+    std::size_t size = 0;
+    std::uint64_t epoch = 0;
+    std::uint64_t number = 0;
   };
 
-  std::shared_ptr<Hold> hold_;
-  TensorView images_{};
-  TensorView labels_{};
-  const std::int64_t* indices_ = nullptr;
-  std::span<const SkippedSample> skipped_{};
-  std::size_t size_ = 0;
-  std::uint64_t epoch_ = 0;
-  std::uint64_t number_ = 0;
+  Data d_;
+  // Copies count themselves in the slot's `holders` (no allocation per batch); the last one to go
+  // releases the slot. The ring lives as long as any Batch.
+  std::shared_ptr<detail::Ring> ring_;
+  std::size_t slot_ = 0;
 };
 
 }  // namespace v0

@@ -405,7 +405,6 @@ class BatchPipeline {
       std::byte* arena = ring_->device->host_arena(slot_index);
       ring_->device->wait_uploaded(slot_index);  // the previous batch's upload may still read it
       if constexpr (kernel_mode) {
-        detail::NvtxRange range("decode+stage");
         detail::StagingArea area{arena + arena_.data, &slot.arena};
         const ops::SamplePlan plan = transform_.stage(ctx, st.bytes.span(), area, st.ws);
         std::memcpy(arena + arena_.plans + pos * sizeof(ops::SamplePlan), &plan, sizeof plan);
@@ -570,17 +569,18 @@ class BatchPipeline {
     images_out_ += s.count;
     last_out_ = std::chrono::steady_clock::now();
     Batch b;
-    b.images_ = images_view(s, slot_index);
-    b.labels_ = ring_->device ? TensorView::contiguous(ring_->device->labels(slot_index), DType::i64,
-                                                       {static_cast<std::int64_t>(s.count)}, device_)
-                              : TensorView::contiguous(s.labels.data(), DType::i64, {static_cast<std::int64_t>(s.count)});
-    b.indices_ = s.indices.data();
-    b.skipped_ = s.skipped;
-    b.size_ = s.count;
-    b.epoch_ = s.epoch;
-    b.number_ = k;
-    lock.unlock();
-    b.hold_ = std::make_shared<Batch::Hold>(ring_, slot_index);  // its destructor takes the lock
+    b.d_.images = images_view(s, slot_index);
+    b.d_.labels = ring_->device ? TensorView::contiguous(ring_->device->labels(slot_index), DType::i64,
+                                                         {static_cast<std::int64_t>(s.count)}, device_)
+                                : TensorView::contiguous(s.labels.data(), DType::i64, {static_cast<std::int64_t>(s.count)});
+    b.d_.indices = s.indices.data();
+    b.d_.skipped = s.skipped;
+    b.d_.size = s.count;
+    b.d_.epoch = s.epoch;
+    b.d_.number = k;
+    s.holders.store(1, std::memory_order_relaxed);
+    b.ring_ = ring_;
+    b.slot_ = slot_index;
     return b;
   }
 

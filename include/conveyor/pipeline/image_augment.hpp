@@ -15,6 +15,7 @@
 #include <conveyor/ops/plan.hpp>
 #include <conveyor/ops/resample.hpp>
 #include <conveyor/pipeline/detail/arena.hpp>
+#include <conveyor/pipeline/detail/nvtx.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -151,6 +152,7 @@ struct ImageAugment {
   void apply(const SampleContext& ctx, std::span<const std::byte> jpeg, std::span<std::byte> out, Workspace& ws) const {
     const ops::SamplePlan p = decode_planned(ctx, jpeg, ws);
     StageTimer timer(ctx, Stage::augment);
+    detail::NvtxRange range("augment");
     ops::cpu::resample(ws.pixels.data(), p, output_params(), out.data(), ws.scratch);
   }
 
@@ -167,6 +169,7 @@ struct ImageAugment {
                                       detail::StagingArea& area, Workspace& ws) const {
     ops::SamplePlan p = decode_planned(ctx, jpeg, ws);
     StageTimer timer(ctx, Stage::stage);
+    detail::NvtxRange range("stage");
     const auto x = needed_range(p.x, p.out_width), y = needed_range(p.y, p.out_height);
     const std::int32_t w = x[1] - x[0], h = y[1] - y[0];
     std::optional<std::size_t> at;
@@ -202,6 +205,7 @@ struct ImageAugment {
   /// view points into `ws.pixels`.
   ops::SamplePlan decode_planned(const SampleContext& ctx, std::span<const std::byte> jpeg, Workspace& ws) const {
     StageTimer timer(ctx, Stage::decode);
+    detail::NvtxRange range("decode");
     const JpegInfo info = ws.decoder.read_header(jpeg);
     const int orientation = exif_orientation ? info.orientation : 1;
     const bool swap = orientation >= 5;

@@ -15,6 +15,7 @@
 #include <conveyor/pipeline/detail/host_buffer.hpp>
 #include <conveyor/pipeline/options.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +44,7 @@ struct Slot {
   std::size_t pending = 0;  // samples not prepared yet
   std::exception_ptr error;  // the failure of the earliest failed position
   std::size_t error_pos = 0;
+  std::atomic<int> holders{0};  // Batch copies alive for the handed batch
 };
 
 struct Ring {
