@@ -22,7 +22,8 @@ TEST_CASE("the eval preset is within 1 LSB of torchvision and 0.1 LSB on average
   const auto ref_dir = std::filesystem::path(CONVEYOR_SOURCE_DIR) / "tests" / "data" / "eval";
   const auto rows = conveyor_test::read_tsv(ref_dir / "INDEX.tsv");
   REQUIRE(rows.size() == 6);
-  ImageAugment eval{.crop = CenterCrop{224}, .resize = Resize{256}, .dtype = DType::u8, .layout = Layout::NHWC};
+  ImageAugment eval{.crop = CenterCrop{224}, .resize = Resize{256}, .dtype = DType::u8, .layout = Layout::NHWC,
+                    .decode_scaling = false};  // full resolution: torchvision resizes the whole decode
   auto ws = eval.make_workspace();
   ByteBuffer jpeg;
   for (const auto& row : rows) {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>  // jpeglib.h needs FILE and size_t first
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -78,6 +79,18 @@ struct DecodeOptions {
   std::uint64_t max_image_pixels = std::uint64_t{1} << 27;
 };
 
+/// A window of the image to decode, in the pixels of the image scaled by `scale_num`/8
+/// (libjpeg-turbo's DCT scaling: 1..8 eighths). Rows outside it are skipped and columns outside
+/// it are not decoded beyond the iMCU that holds them.
+struct DecodeRegion {
+  int x = 0, y = 0, width = 0, height = 0;
+  int scale_num = 8;
+};
+
+/// Size of an image of `width` x `height` decoded at `scale_num`/8: ceil(side * num / 8), as
+/// libjpeg computes it.
+[[nodiscard]] constexpr int scaled_size(int side, int scale_num) noexcept { return (side * scale_num + 7) / 8; }
+
 namespace detail {
 
 struct JpegErrorManager {
@@ -112,6 +125,7 @@ struct JpegState {
   bool created = false;
   bool header_read = false;
   std::vector<JSAMPLE> cmyk_rows;  // scratch for CMYK/YCCK, converted to RGB row by row
+  std::vector<JSAMPLE> crop_row;   // scratch for a cropped decode's iMCU-aligned rows
 };
 
 /// djpeg's CMYK -> RGB (Adobe CMYK is stored inverted): round(c * k / 255), in integers.
@@ -207,6 +221,42 @@ class JpegDecoder {
     if (!pixels(s, out, row_stride, cmyk)) throw DecodeError(s.err.message);
   }
 
+  /// Decodes only `r` of the image whose header was read last, at `r.scale_num`/8, into `out` as
+  /// RGB u8 (`r.width * 3` bytes per row, `row_stride` apart). The window is widened by a pixel
+  /// on each side internally (and to a few samples at least), since libjpeg-turbo's fancy
+  /// upsampling treats a crop's edge columns as image edges; so at full scale the result is
+  /// bit-identical to the same window of a full decode.
+  /// @throws DecodeError on corrupt data in the rows read, a window outside the scaled image, or
+  ///         without a header.
+  void decode_region(const DecodeRegion& r, std::uint8_t* out, std::size_t row_stride) {
+    auto& s = *s_;
+    if (!s.header_read) throw DecodeError("decode_region() called without a successful read_header()");
+    s.header_read = false;
+    const int sw = scaled_size(static_cast<int>(s.cinfo.image_width), r.scale_num);
+    const int sh = scaled_size(static_cast<int>(s.cinfo.image_height), r.scale_num);
+    if (r.scale_num < 1 || r.scale_num > 8 || r.width <= 0 || r.height <= 0 || r.x < 0 || r.y < 0 ||
+        r.x + r.width > sw || r.y + r.height > sh) {
+      jpeg_abort_decompress(&s.cinfo);
+      throw DecodeError("decode region " + std::to_string(r.width) + "x" + std::to_string(r.height) + "+" +
+                        std::to_string(r.x) + "+" + std::to_string(r.y) + " at " + std::to_string(r.scale_num) +
+                        "/8 lies outside the " + std::to_string(sw) + "x" + std::to_string(sh) + " image");
+    }
+    const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
+    int left = r.x > 0 ? r.x - 1 : 0, right = r.x + r.width < sw ? r.x + r.width + 1 : sw;
+    // libjpeg-turbo drops fancy upsampling for components cropped to <= 2 samples wide: keep
+    // every component wider than that, so the crop decodes as the whole image does.
+    const int min_width = 2 * s.cinfo.max_h_samp_factor + 1;
+    while (right - left < min_width && (left > 0 || right < sw)) {
+      if (right < sw)
+        ++right;
+      else
+        --left;
+    }
+    s.crop_row.resize(std::size_t(right - left + 64) * (cmyk ? 4 : 3));  // + an iMCU of alignment
+    if (cmyk) s.cmyk_rows.resize(std::size_t(r.width) * 4 + 16);
+    if (!region(s, r, left, right, out, row_stride, cmyk)) throw DecodeError(s.err.message);
+  }
+
   /// Warnings libjpeg raised during the last image (only non-zero when lenient).
   [[nodiscard]] int warnings() const noexcept { return s_->err.warnings; }
 
@@ -251,6 +301,35 @@ class JpegDecoder {
         for (JDIMENSION r = 0; r < got; ++r) detail::cmyk_to_rgb(rows[r], out + (first + r) * row_stride, c.output_width);
     }
     jpeg_finish_decompress(&c);
+    return true;
+  }
+
+  static bool region(detail::JpegState& s, const DecodeRegion& r, int left, int right, std::uint8_t* out,
+                     std::size_t row_stride, bool cmyk) noexcept {
+    if (setjmp(s.err.jump)) {
+      jpeg_abort_decompress(&s.cinfo);
+      return false;
+    }
+    auto& c = s.cinfo;
+    c.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    c.scale_num = static_cast<unsigned>(r.scale_num);
+    c.scale_denom = 8;
+    jpeg_start_decompress(&c);
+    JDIMENSION xoffset = static_cast<JDIMENSION>(left), width = static_cast<JDIMENSION>(right - left);
+    if (width < c.output_width) jpeg_crop_scanline(&c, &xoffset, &width);
+    if (r.y > 0) jpeg_skip_scanlines(&c, static_cast<JDIMENSION>(r.y));
+    const int channels = cmyk ? 4 : 3;
+    const std::size_t skip = std::size_t(r.x - static_cast<int>(xoffset)) * channels;
+    for (int row = 0; row < r.height; ++row) {
+      JSAMPROW line = s.crop_row.data();
+      jpeg_read_scanlines(&c, &line, 1);
+      std::uint8_t* dst = out + std::size_t(row) * row_stride;
+      if (cmyk)
+        detail::cmyk_to_rgb(line + skip, dst, static_cast<std::size_t>(r.width));
+      else
+        std::memcpy(dst, line + skip, std::size_t(r.width) * 3);
+    }
+    jpeg_abort_decompress(&c);  // the rows below the window are never read
     return true;
   }
 

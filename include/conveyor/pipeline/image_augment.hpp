@@ -18,6 +18,8 @@
 #include <conveyor/pipeline/detail/nvtx.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -51,6 +53,12 @@ struct ImageAugment {
   /// Apply the Exif orientation before cropping (DALI's default). Off by default, as
   /// torchvision's ImageFolder ignores it.
   bool exif_orientation = false;
+  /// Decode only the window the crop reads (libjpeg-turbo's crop and skip); off: the whole image.
+  /// Either way the pixels are the same.
+  bool roi = true;
+  /// Decode at the smallest DCT scale N/8 that keeps at least one source pixel per output pixel
+  /// (much less work for large images); off: full resolution, for exact torchvision parity.
+  bool decode_scaling = true;
   /// Strictness and the decompression-bomb guard.
   DecodeOptions decode{};
 
@@ -150,7 +158,10 @@ struct ImageAugment {
   /// Decodes `jpeg` and writes the augmented image to `out` (`sample_spec().bytes()` bytes).
   /// @throws DecodeError when the bytes are not a decodable JPEG.
   void apply(const SampleContext& ctx, std::span<const std::byte> jpeg, std::span<std::byte> out, Workspace& ws) const {
-    const ops::SamplePlan p = decode_planned(ctx, jpeg, ws);
+    DecodeJob job = plan_decode(ctx, jpeg, ws);
+    ws.pixels.resize(job.bytes());
+    decode_into(ctx, job, ws.pixels.data(), ws);
+    const ops::SamplePlan p = job.finish(0);
     StageTimer timer(ctx, Stage::augment);
     detail::NvtxRange range("augment");
     ops::cpu::resample(ws.pixels.data(), p, output_params(), out.data(), ws.scratch);
@@ -160,61 +171,129 @@ struct ImageAugment {
   /// keeps each output pixel's filter taps in shared memory, sized for this.
   static constexpr float max_device_scale = 32.0f;
 
-  /// The host half of the device path: decodes `jpeg`, copies the pixels the plan reads (the crop
-  /// box, upright) into `area`, and returns the plan rewritten for them. A sample that does not
-  /// fit, or needs more taps than the kernel holds, is finished here on the CPU instead, into its
-  /// reserve, and marked `precomputed`: the result is the same bits either way.
+  /// The host half of the device path: plans from the header, then decodes the window the plan
+  /// reads straight into `area` (in stored order: the plan's view applies the orientation) and
+  /// returns the plan for it. A sample that does not fit, or needs more filter taps than the kernel
+  /// holds, is finished here on the CPU instead, into its reserve, and marked `precomputed`: the
+  /// result is the same bits either way.
   /// @throws DecodeError when the bytes are not a decodable JPEG.
   [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> jpeg,
                                       detail::StagingArea& area, Workspace& ws) const {
-    ops::SamplePlan p = decode_planned(ctx, jpeg, ws);
-    StageTimer timer(ctx, Stage::stage);
-    detail::NvtxRange range("stage");
-    const auto x = needed_range(p.x, p.out_width), y = needed_range(p.y, p.out_height);
-    const std::int32_t w = x[1] - x[0], h = y[1] - y[0];
+    DecodeJob job = plan_decode(ctx, jpeg, ws);
     std::optional<std::size_t> at;
-    if (p.x.scale <= max_device_scale && p.y.scale <= max_device_scale)
-      at = area.allocator->try_allocate(std::size_t(w) * std::size_t(h) * 3);
-    if (!at) {
-      const std::size_t off = area.allocator->allocate_reserve();
-      ops::cpu::resample(ws.pixels.data(), p, output_params(), area.data + off, ws.scratch);
-      p.precomputed = 1;
-      p.src = {static_cast<std::int64_t>(off), 3, 0, 0, 0};
-      return p;
+    if (job.plan.x.scale <= max_device_scale && job.plan.y.scale <= max_device_scale)
+      at = area.allocator->try_allocate(job.bytes());
+    if (at) {
+      decode_into(ctx, job, reinterpret_cast<std::uint8_t*>(area.data + *at), ws);
+      return job.finish(static_cast<std::int64_t>(*at));
     }
-    std::uint8_t* dst = reinterpret_cast<std::uint8_t*>(area.data + *at);
-    const std::uint8_t* src = ws.pixels.data() + p.src.offset;
-    for (std::int32_t r = 0; r < h; ++r) {
-      const std::uint8_t* line = src + std::int64_t{y[0] + r} * p.src.y_stride + std::int64_t{x[0]} * p.src.x_stride;
-      std::uint8_t* out = dst + std::size_t(r) * std::size_t(w) * 3;
-      if (p.src.x_stride == 3) {
-        std::memcpy(out, line, std::size_t(w) * 3);
-      } else {
-        for (std::int32_t c = 0; c < w; ++c, line += p.src.x_stride, out += 3) std::memcpy(out, line, 3);
-      }
-    }
-    p.src = {static_cast<std::int64_t>(*at), 3, std::int64_t{w} * 3, w, h};
-    p.x.src_begin -= x[0];
-    p.x.src_end -= x[0];
-    p.y.src_begin -= y[0];
-    p.y.src_end -= y[0];
+    ws.pixels.resize(job.bytes());
+    decode_into(ctx, job, ws.pixels.data(), ws);
+    const ops::SamplePlan cpu = job.finish(0);
+    StageTimer timer(ctx, Stage::augment);
+    detail::NvtxRange range("augment");
+    const std::size_t off = area.allocator->allocate_reserve();
+    ops::cpu::resample(ws.pixels.data(), cpu, output_params(), area.data + off, ws.scratch);
+    ops::SamplePlan p = cpu;
+    p.precomputed = 1;
+    p.src = {static_cast<std::int64_t>(off), 3, 0, 0, 0};
     return p;
   }
 
-  /// Reads the header, plans, and decodes the whole image into the workspace; the plan's source
-  /// view points into `ws.pixels`.
-  ops::SamplePlan decode_planned(const SampleContext& ctx, std::span<const std::byte> jpeg, Workspace& ws) const {
+  /// What to decode for one sample, and the plan that will read it. The plan is in the
+  /// coordinates of the (scaled, oriented) image until `finish` moves it onto the decoded window.
+  struct DecodeJob {
+    ops::SamplePlan plan;
+    DecodeRegion region;      ///< in stored (unrotated) pixels of the scaled image
+    int orientation = 1;
+    bool whole = false;       ///< the entire image at full scale: decode it in one piece
+    std::int32_t x0 = 0, y0 = 0;  ///< the window's origin in the oriented, scaled image
+
+    [[nodiscard]] std::size_t bytes() const noexcept {
+      return std::size_t(region.width) * std::size_t(region.height) * 3;
+    }
+    /// The plan reading a window decoded at byte `offset` of its buffer (rows packed).
+    [[nodiscard]] ops::SamplePlan finish(std::int64_t offset) const noexcept {
+      ops::SamplePlan p = plan;
+      p.src = oriented_view(orientation, region.width, region.height, std::int64_t{region.width} * 3);
+      p.src.offset += offset;
+      // Integer shifts only: the resampler's coordinates relative to src_begin are unchanged.
+      p.x.src_begin -= x0;
+      p.x.src_end -= x0;
+      p.y.src_begin -= y0;
+      p.y.src_end -= y0;
+      return p;
+    }
+  };
+
+  /// Reads the header and plans the sample; chooses the DCT scale (the smallest N/8 that still
+  /// gives at least one source pixel per output pixel on both axes) and the window the
+  /// resampler's taps read (with `roi`), without decoding a pixel.
+  [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> jpeg, Workspace& ws) const {
+    StageTimer timer(ctx, Stage::decode);
+    const JpegInfo info = ws.decoder.read_header(jpeg);
+    DecodeJob job;
+    job.orientation = exif_orientation ? info.orientation : 1;
+    const bool swap = job.orientation >= 5;
+    const bool mirror_x = job.orientation == 2 || job.orientation == 3 || job.orientation == 6 || job.orientation == 7;
+    const bool mirror_y = job.orientation == 3 || job.orientation == 4 || job.orientation == 7 || job.orientation == 8;
+    const int ow = swap ? info.height : info.width, oh = swap ? info.width : info.height;  // oriented size
+    job.plan = plan(ctx, ow, oh);
+    int n = 8;
+    if (decode_scaling) {
+      const float scale = std::min(job.plan.x.scale, job.plan.y.scale);
+      n = scale >= 8.0f ? 1 : scale <= 1.0f ? 8 : std::clamp(static_cast<int>(std::ceil(8.0f / scale)), 1, 8);
+    }
+    const int sow = scaled_size(ow, n), soh = scaled_size(oh, n);
+    if (n < 8) {
+      scale_axis(job.plan.x, n, ow, sow, mirror_x);
+      scale_axis(job.plan.y, n, oh, soh, mirror_y);
+    }
+    std::array<std::int32_t, 2> xr{0, sow}, yr{0, soh};
+    if (roi) {
+      xr = needed_range(job.plan.x, job.plan.out_width);
+      yr = needed_range(job.plan.y, job.plan.out_height);
+      if (xr[0] >= xr[1]) xr = {0, 1};  // all padding: decode a pixel rather than nothing
+      if (yr[0] >= yr[1]) yr = {0, 1};
+    }
+    job.x0 = xr[0];
+    job.y0 = yr[0];
+    // The oriented window [xr) x [yr) in the stored image's (scaled) columns and rows.
+    const int sw = swap ? soh : sow, sh = swap ? sow : soh;
+    const auto stored_range = [](std::array<std::int32_t, 2> r, int extent, bool mirrored) {
+      return mirrored ? std::array<std::int32_t, 2>{extent - r[1], extent - r[0]} : r;
+    };
+    const auto cols = swap ? stored_range(yr, sw, mirror_y) : stored_range(xr, sw, mirror_x);
+    const auto rows = swap ? stored_range(xr, sh, mirror_x) : stored_range(yr, sh, mirror_y);
+    job.region = {cols[0], rows[0], cols[1] - cols[0], rows[1] - rows[0], n};
+    job.whole = n == 8 && job.region.width == sw && job.region.height == sh;
+    return job;
+  }
+
+  /// Decodes `job`'s window into `dst` (rows packed, 3 bytes a pixel).
+  void decode_into(const SampleContext& ctx, const DecodeJob& job, std::uint8_t* dst, Workspace& ws) const {
     StageTimer timer(ctx, Stage::decode);
     detail::NvtxRange range("decode");
-    const JpegInfo info = ws.decoder.read_header(jpeg);
-    const int orientation = exif_orientation ? info.orientation : 1;
-    const bool swap = orientation >= 5;
-    ops::SamplePlan p = plan(ctx, swap ? info.height : info.width, swap ? info.width : info.height);
-    const std::size_t row = std::size_t(info.width) * 3;
-    ws.pixels.resize(row * std::size_t(info.height));
-    ws.decoder.decode(ws.pixels.data(), row);
-    p.src = oriented_view(orientation, info.width, info.height, static_cast<std::int64_t>(row));
-    return p;
+    const std::size_t row = std::size_t(job.region.width) * 3;
+    if (job.whole)
+      ws.decoder.decode(dst, row);
+    else
+      ws.decoder.decode_region(job.region, dst, row);
+  }
+
+  /// Rewrites one axis of a plan for the image decoded at `n`/8: positions scale by n/8, and a
+  /// mirrored axis also shifts by the rounding of the scaled size (its pixel grid is anchored at
+  /// the other end).
+  static void scale_axis(ops::AxisPlan& a, int n, int extent, int scaled_extent, bool mirrored) noexcept {
+    const double s = n / 8.0;
+    const double shift = mirrored ? scaled_extent - s * extent : 0.0;
+    const double begin = s * (a.src_begin + double(a.origin)) + shift;
+    const auto first = static_cast<std::int32_t>(std::floor(begin));
+    const auto last = static_cast<std::int32_t>(std::ceil(s * a.src_end + shift));
+    a.origin = static_cast<float>(begin - first);
+    a.scale = static_cast<float>(s * double(a.scale));
+    a.src_begin = first;
+    a.src_end = std::min(last, scaled_extent);
   }
 
   /// The source pixels [lo, hi) along one axis that any output pixel's taps read.

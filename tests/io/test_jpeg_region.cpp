@@ -1,0 +1,93 @@
+// Decoding a window (libjpeg-turbo's crop and skip) gives exactly the pixels of that window of a
+// full decode, for every sampling and coding, at any position and size.
+
+#include <conveyor/io/file.hpp>
+#include <conveyor/io/jpeg.hpp>
+#include <conveyor/io/image_folder.hpp>
+#include <conveyor/io/jpeg_encoder.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "support/data.hpp"
+#include "support/images.hpp"
+
+#include <vector>
+
+using namespace conveyor;
+
+namespace {
+
+/// Decodes `count` random windows of `jpeg` and compares them with a full decode; returns how
+/// many differed.
+int differing_windows(std::span<const std::byte> jpeg, std::uint64_t seed, int count) {
+  const RgbImage full = decode_jpeg(jpeg, {.lenient = true});
+  JpegDecoder d({.lenient = true});
+  CounterRng rng(seed, 0, 0, RngOp::user);
+  int bad = 0;
+  for (int t = 0; t < count; ++t) {
+    const int w = 1 + int(rng.below(std::uint64_t(full.width))), h = 1 + int(rng.below(std::uint64_t(full.height)));
+    const int x = int(rng.below(std::uint64_t(full.width - w + 1))), y = int(rng.below(std::uint64_t(full.height - h + 1)));
+    d.read_header(jpeg);
+    std::vector<std::uint8_t> out(std::size_t(w) * h * 3);
+    d.decode_region({x, y, w, h, 8}, out.data(), std::size_t(w) * 3);
+    bool same = true;
+    for (int r = 0; r < h && same; ++r)
+      same = std::equal(out.begin() + std::ptrdiff_t(r) * w * 3, out.begin() + std::ptrdiff_t(r + 1) * w * 3,
+                        full.pixels.begin() + (std::ptrdiff_t(y + r) * full.width + x) * 3);
+    bad += !same;
+  }
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("a decoded window equals that window of a full decode", "[io][jpeg][roi]") {
+  int i = 0;
+  for (ChromaSubsampling s : {ChromaSubsampling::s444, ChromaSubsampling::s422, ChromaSubsampling::s420})
+    for (bool progressive : {false, true})
+      for (int restart : {0, 2}) {
+        const auto jpeg = conveyor_test::random_jpeg(97 + i, 61 + 3 * i, 40 + i,
+                                                     {.quality = 85, .subsampling = s, .progressive = progressive,
+                                                      .restart_rows = restart});
+        INFO("case " << i);
+        CHECK(differing_windows(jpeg, 7 + i, 60) == 0);
+        ++i;
+      }
+  const auto gray = conveyor_test::random_jpeg(50, 33, 99, {}, 1);
+  CHECK(differing_windows(gray, 3, 60) == 0);
+}
+
+TEST_CASE("decoded windows match full decodes on the conformance set and photos", "[io][jpeg][roi][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  ByteBuffer bytes;
+  int files = 0;
+  for (const auto& dir : {data / "conformance" / "libjpeg-turbo", data / "conformance" / "generated",
+                          data / "conformance" / "go", data / "conformance" / "jpeg-decoder", data / "photos"})
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      if (!ImageFolder::is_jpeg_name(name)) continue;
+      read_file(e.path().string(), bytes);
+      try {
+        JpegDecoder probe;
+        probe.read_header(bytes.span());
+      } catch (const DecodeError&) {
+        continue;  // the 12-bit and lossless files
+      }
+      INFO(e.path().string());
+      CHECK(differing_windows(bytes.span(), ++files, 12) == 0);
+    }
+  CHECK(files > 100);
+}
+
+TEST_CASE("a window outside the scaled image is refused", "[io][jpeg][roi]") {
+  const auto jpeg = conveyor_test::random_jpeg(40, 24, 5);
+  JpegDecoder d;
+  std::vector<std::uint8_t> out(40 * 24 * 3);
+  d.read_header(jpeg);
+  CHECK_THROWS_WITH(d.decode_region({0, 0, 41, 24, 8}, out.data(), 41 * 3), Catch::Contains("outside the 40x24"));
+  d.read_header(jpeg);
+  CHECK_THROWS_WITH(d.decode_region({0, 0, 20, 13, 4}, out.data(), 20 * 3), Catch::Contains("outside the 20x12"));
+  d.read_header(jpeg);
+  CHECK_NOTHROW(d.decode_region({3, 2, 17, 10, 4}, out.data(), 17 * 3));
+  CHECK(scaled_size(227, 3) == 86);  // ceil(227 * 3 / 8), as libjpeg sizes it
+}
