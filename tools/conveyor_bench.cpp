@@ -4,6 +4,7 @@
 //   conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E] [--seed S]
 //                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
+//                  [--roi on|off] [--decode-scaling auto|off]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
 // end of the last epoch, nothing excluded.
@@ -44,6 +45,8 @@ struct Args {
   bool checksum = false;
   std::string dump;
   std::string stats_json;
+  bool roi = true;
+  bool decode_scaling = true;
 };
 
 [[noreturn]] void usage(const std::string& error) {
@@ -51,7 +54,7 @@ struct Args {
             << "usage: conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E]\n"
                "         [--seed S] [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16]\n"
                "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
-               "         [--dump DIR] [--stats-json FILE]\n";
+               "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|off]\n";
   std::exit(2);
 }
 
@@ -90,6 +93,14 @@ Args parse(int argc, char** argv) {
       if (v == "throw") a.on_error = conveyor::OnError::raise;
       else if (v == "skip") a.on_error = conveyor::OnError::skip;
       else usage("--on-error expects throw or skip, got '" + v + "'");
+    } else if (flag == "--roi") {
+      const std::string v = value();
+      if (v != "on" && v != "off") usage("--roi expects on or off, got '" + v + "'");
+      a.roi = v == "on";
+    } else if (flag == "--decode-scaling") {
+      const std::string v = value();
+      if (v != "auto" && v != "off") usage("--decode-scaling expects auto or off, got '" + v + "'");
+      a.decode_scaling = v == "auto";
     } else if (flag == "--checksum") a.checksum = true;
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
@@ -215,6 +226,8 @@ int main(int argc, char** argv) {
                                                         : conveyor::ImageAugment::eval(a.size * 256 / 224, a.size);
     aug.dtype = a.dtype;
     aug.layout = a.layout;
+    aug.roi = a.roi;
+    aug.decode_scaling = a.decode_scaling;
     if (a.dtype == conveyor::DType::u8) aug.normalize.reset();
     conveyor::BatchPipeline pipe(data, conveyor::RandomSampler(data.size(), {.seed = a.seed}), aug,
                                  {.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,

@@ -83,12 +83,17 @@ inet=/tmp/conveyor-imagenet-like
 if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
   step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet" \
     --count 5000 --classes 100 --seed 1
-  for run in "cuda 1" "cuda 4" "cuda 8" "cuda 16" "cpu 16"; do
+  for run in "cuda 1 on" "cuda 4 on" "cuda 8 on" "cuda 16 on" "cuda 16 off" "cpu 16 on"; do
     set -- $run
+    name=throughput_$1_$(printf %02d "$2")_roi_$3
     "$bench" --data "$inet" --device "$1" --workers "$2" --batch 256 --epochs 2 --dtype bf16 \
-      > "$logs/throughput_$1_$2.log" 2>&1
-    result[throughput_$1_$(printf %02d "$2")]="$(tail -n 1 "$logs/throughput_$1_$2.log")"
+      --roi "$3" --decode-scaling "$([ "$3" = on ] && echo auto || echo off)" > "$logs/$name.log" 2>&1
+    result[$name]="$(tail -n 1 "$logs/$name.log")"
   done
+  # One core's decode: whole image, crop window, window at the DCT scale; wrapper cost.
+  if [ -x "$build/benchmarks/bench_decode" ]; then
+    step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
+  fi
 fi
 
 {
@@ -103,6 +108,8 @@ fi
   grep -h "tests passed" "$logs/gpu_tests.log" "$logs/cpu_tests.log"
   echo
   tail -n 1 "$logs/make_dataset.log" 2> /dev/null
-  tail -n 12 "$logs/throughput_cuda_16.log" 2> /dev/null
+  tail -n 14 "$logs/throughput_cuda_16_roi_on.log" 2> /dev/null
+  echo
+  grep -A 8 '^| set' "$logs/bench_decode.log" 2> /dev/null
 } | tee "$out/summary.md"
 tar czf "$out/logs.tgz" -C "$logs" . && rm -rf "$logs"
