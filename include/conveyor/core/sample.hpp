@@ -31,16 +31,16 @@ struct SampleSpec {
   friend constexpr bool operator==(const SampleSpec&, const SampleSpec&) = default;
 };
 
-/// Pipeline stages on worker threads, for timing: reading bytes, decoding, augmenting on the CPU,
-/// and staging (copying a decoded region into pinned memory for the GPU).
-enum class Stage : std::uint8_t { read, decode, augment, stage, count };
+/// Pipeline stages on worker threads, for timing: reading bytes, decoding (header, plan and the
+/// pixels, into the batch's host buffer or straight into pinned memory for a device), and
+/// augmenting on the CPU (the CPU backend, or a sample a device cannot take).
+enum class Stage : std::uint8_t { read, decode, augment, count };
 
 [[nodiscard]] constexpr std::string_view to_string(Stage s) noexcept {
   switch (s) {
     case Stage::read: return "read";
     case Stage::decode: return "decode";
     case Stage::augment: return "augment";
-    case Stage::stage: return "stage";
     case Stage::count: break;
   }
   return "?";
@@ -50,9 +50,10 @@ enum class Stage : std::uint8_t { read, decode, augment, stage, count };
 /// numbers are statistics, not synchronisation).
 class StageClock {
  public:
-  void add(Stage s, std::chrono::nanoseconds t) noexcept {
+  /// Adds time `t` and `samples` samples to stage `s`.
+  void add(Stage s, std::chrono::nanoseconds t, int samples = 1) noexcept {
     ns_[static_cast<int>(s)].fetch_add(t.count(), std::memory_order_relaxed);
-    n_[static_cast<int>(s)].fetch_add(1, std::memory_order_relaxed);
+    n_[static_cast<int>(s)].fetch_add(samples, std::memory_order_relaxed);
   }
   [[nodiscard]] std::int64_t nanoseconds(Stage s) const noexcept {
     return ns_[static_cast<int>(s)].load(std::memory_order_relaxed);
@@ -73,20 +74,22 @@ struct SampleContext {
   StageClock* clock = nullptr;  ///< may be null
 };
 
-/// Adds the time from construction to destruction to one stage of a context's clock.
+/// Adds the time from construction to destruction to one stage of a context's clock, and counts
+/// one sample unless told that another part of the same stage counts it.
 class StageTimer {
  public:
-  StageTimer(const SampleContext& ctx, Stage stage) noexcept
-      : clock_(ctx.clock), stage_(stage), start_(std::chrono::steady_clock::now()) {}
+  StageTimer(const SampleContext& ctx, Stage stage, bool counts_sample = true) noexcept
+      : clock_(ctx.clock), stage_(stage), samples_(counts_sample ? 1 : 0), start_(std::chrono::steady_clock::now()) {}
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
   ~StageTimer() {
-    if (clock_) clock_->add(stage_, std::chrono::steady_clock::now() - start_);
+    if (clock_) clock_->add(stage_, std::chrono::steady_clock::now() - start_, samples_);
   }
 
  private:
   StageClock* clock_;
   Stage stage_;
+  int samples_;
   std::chrono::steady_clock::time_point start_;
 };
 

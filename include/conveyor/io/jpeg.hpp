@@ -47,6 +47,18 @@ struct JpegInfo {
   bool arithmetic = false;
   int orientation = 1;  ///< Exif orientation 1..8 (1 when absent)
 
+  /// The largest horizontal sampling factor (1 for grayscale, whatever it declares).
+  [[nodiscard]] int max_h_sampling() const noexcept {
+    int m = 1;
+    for (int c = 0; c < components && components > 1; ++c) m = h_sampling[c] > m ? h_sampling[c] : m;
+    return m;
+  }
+  /// Columns between the places a cropped decode can start, at `scale_num`/8: one iMCU.
+  [[nodiscard]] int column_alignment(int scale_num) const noexcept { return max_h_sampling() * scale_num; }
+  /// The narrowest cropped decode that keeps libjpeg-turbo's fancy upsampling (it drops it for
+  /// components cropped to 2 samples or fewer).
+  [[nodiscard]] int min_crop_width() const noexcept { return 2 * max_h_sampling() + 1; }
+
   /// "gray", "4:4:4", "4:2:2", "4:2:0", "4:4:0", "4:1:1", "4:1:0", or the factors ("3x2,1x1,1x1").
   [[nodiscard]] std::string subsampling() const {
     if (components == 1) return "gray";
@@ -257,6 +269,33 @@ class JpegDecoder {
     if (!region(s, r, left, right, out, row_stride, cmyk)) throw DecodeError(s.err.message);
   }
 
+  /// Decodes window `r` straight into `out`, without a copy: `r.x` must be a multiple of
+  /// `JpegInfo::column_alignment(r.scale_num)` and the window at least `min_crop_width()` wide
+  /// (or the whole width). Unlike `decode_region`, the window's first column (when `r.x > 0`) and
+  /// last column (when it ends inside the image) are upsampled as image edges: callers keep them
+  /// outside what they use.
+  /// @throws DecodeError on corrupt data in the rows read, a misaligned or outside window, or
+  ///         without a header.
+  void decode_columns(const DecodeRegion& r, std::uint8_t* out, std::size_t row_stride) {
+    auto& s = *s_;
+    if (!s.header_read) throw DecodeError("decode_columns() called without a successful read_header()");
+    s.header_read = false;
+    const int sw = scaled_size(static_cast<int>(s.cinfo.image_width), r.scale_num);
+    const int sh = scaled_size(static_cast<int>(s.cinfo.image_height), r.scale_num);
+    const int align = (s.cinfo.num_components == 1 ? 1 : s.cinfo.max_h_samp_factor) * r.scale_num;
+    if (r.scale_num < 1 || r.scale_num > 8 || r.width <= 0 || r.height <= 0 || r.x < 0 || r.y < 0 ||
+        r.x + r.width > sw || r.y + r.height > sh || r.x % align != 0) {
+      jpeg_abort_decompress(&s.cinfo);
+      throw DecodeError("decode window " + std::to_string(r.width) + "x" + std::to_string(r.height) + "+" +
+                        std::to_string(r.x) + "+" + std::to_string(r.y) + " at " + std::to_string(r.scale_num) +
+                        "/8 is not an aligned window of the " + std::to_string(sw) + "x" + std::to_string(sh) +
+                        " image (columns start at multiples of " + std::to_string(align) + ")");
+    }
+    const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
+    if (cmyk) s.cmyk_rows.resize(std::size_t(r.width) * 4 * max_rows);
+    if (!columns(s, r, out, row_stride, cmyk)) throw DecodeError(s.err.message);
+  }
+
   /// Warnings libjpeg raised during the last image (only non-zero when lenient).
   [[nodiscard]] int warnings() const noexcept { return s_->err.warnings; }
 
@@ -328,6 +367,35 @@ class JpegDecoder {
         detail::cmyk_to_rgb(line + skip, dst, static_cast<std::size_t>(r.width));
       else
         std::memcpy(dst, line + skip, std::size_t(r.width) * 3);
+    }
+    jpeg_abort_decompress(&c);  // the rows below the window are never read
+    return true;
+  }
+
+  static bool columns(detail::JpegState& s, const DecodeRegion& r, std::uint8_t* out, std::size_t row_stride,
+                      bool cmyk) noexcept {
+    if (setjmp(s.err.jump)) {
+      jpeg_abort_decompress(&s.cinfo);
+      return false;
+    }
+    auto& c = s.cinfo;
+    c.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    c.scale_num = static_cast<unsigned>(r.scale_num);
+    c.scale_denom = 8;
+    jpeg_start_decompress(&c);
+    JDIMENSION xoffset = static_cast<JDIMENSION>(r.x), width = static_cast<JDIMENSION>(r.width);
+    if (width < c.output_width) jpeg_crop_scanline(&c, &xoffset, &width);  // aligned: nothing moves
+    if (r.y > 0) jpeg_skip_scanlines(&c, static_cast<JDIMENSION>(r.y));
+    JSAMPROW rows[max_rows];
+    for (int done = 0; done < r.height;) {
+      const int want = r.height - done < max_rows ? r.height - done : max_rows;
+      for (int k = 0; k < want; ++k)
+        rows[k] = cmyk ? s.cmyk_rows.data() + std::size_t(k) * r.width * 4 : out + std::size_t(done + k) * row_stride;
+      const auto got = static_cast<int>(jpeg_read_scanlines(&c, rows, static_cast<JDIMENSION>(want)));
+      if (cmyk)
+        for (int k = 0; k < got; ++k)
+          detail::cmyk_to_rgb(rows[k], out + std::size_t(done + k) * row_stride, static_cast<std::size_t>(r.width));
+      done += got;
     }
     jpeg_abort_decompress(&c);  // the rows below the window are never read
     return true;

@@ -230,7 +230,7 @@ struct ImageAugment {
   /// and 8/8 that still gives at least one source pixel per output pixel on both axes) and the window the
   /// resampler's taps read (with `roi`), without decoding a pixel.
   [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> jpeg, Workspace& ws) const {
-    StageTimer timer(ctx, Stage::decode);
+    StageTimer timer(ctx, Stage::decode, false);  // decode_into counts the sample
     const JpegInfo info = ws.decoder.read_header(jpeg);
     DecodeJob job;
     job.orientation = exif_orientation ? info.orientation : 1;
@@ -258,17 +258,34 @@ struct ImageAugment {
       if (xr[0] >= xr[1]) xr = {0, 1};  // all padding: decode a pixel rather than nothing
       if (yr[0] >= yr[1]) yr = {0, 1};
     }
-    job.x0 = xr[0];
-    job.y0 = yr[0];
     // The oriented window [xr) x [yr) in the stored image's (scaled) columns and rows.
     const int sw = swap ? soh : sow, sh = swap ? sow : soh;
     const auto stored_range = [](std::array<std::int32_t, 2> r, int extent, bool mirrored) {
       return mirrored ? std::array<std::int32_t, 2>{extent - r[1], extent - r[0]} : r;
     };
-    const auto cols = swap ? stored_range(yr, sw, mirror_y) : stored_range(xr, sw, mirror_x);
+    auto cols = swap ? stored_range(yr, sw, mirror_y) : stored_range(xr, sw, mirror_x);
     const auto rows = swap ? stored_range(xr, sh, mirror_x) : stored_range(yr, sh, mirror_y);
+    if (cols[1] - cols[0] < sw) {
+      // Decode straight into place: start on an iMCU, and keep the crop's edge columns (which
+      // libjpeg-turbo upsamples as image edges) a column away from anything the taps read.
+      const int align = info.column_alignment(n);
+      cols[0] = std::max(cols[0] - 1, 0) / align * align;
+      cols[1] = std::min(cols[1] + 1, sw);
+      while (cols[1] - cols[0] < info.min_crop_width() && (cols[0] > 0 || cols[1] < sw)) {
+        if (cols[1] < sw)
+          ++cols[1];
+        else
+          cols[0] -= std::min(cols[0], align);
+      }
+    }
     job.region = {cols[0], rows[0], cols[1] - cols[0], rows[1] - rows[0], n};
     job.whole = n == 8 && job.region.width == sw && job.region.height == sh;
+    // Where the decoded window starts in the oriented image.
+    const auto oriented_start = [](std::array<std::int32_t, 2> r, int extent, bool mirrored) {
+      return mirrored ? extent - r[1] : r[0];
+    };
+    job.x0 = swap ? oriented_start(rows, sh, mirror_x) : oriented_start(cols, sw, mirror_x);
+    job.y0 = swap ? oriented_start(cols, sw, mirror_y) : oriented_start(rows, sh, mirror_y);
     return job;
   }
 
@@ -280,7 +297,7 @@ struct ImageAugment {
     if (job.whole)
       ws.decoder.decode(dst, row);
     else
-      ws.decoder.decode_region(job.region, dst, row);
+      ws.decoder.decode_columns(job.region, dst, row);
   }
 
   /// Rewrites one axis of a plan for the image decoded at `n`/8: positions scale by n/8, and a
