@@ -90,6 +90,9 @@ if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
       --roi "$3" --decode-scaling "$([ "$3" = on ] && echo auto || echo off)" > "$logs/$name.log" 2>&1
     result[$name]="$(tail -n 1 "$logs/$name.log")"
   done
+  # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts.
+  step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
+    --bench "$bench"
   # One core's decode: whole image, crop window, window at the DCT scale; wrapper cost.
   if [ -x "$build/benchmarks/bench_decode" ]; then
     step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
@@ -111,5 +114,7 @@ fi
   tail -n 14 "$logs/throughput_cuda_16_roi_on.log" 2> /dev/null
   echo
   grep -A 8 '^| set' "$logs/bench_decode.log" 2> /dev/null
+  echo
+  grep -A 8 '^| workers' "$logs/compare.log" 2> /dev/null
 } | tee "$out/summary.md"
 tar czf "$out/logs.tgz" -C "$logs" . && rm -rf "$logs"

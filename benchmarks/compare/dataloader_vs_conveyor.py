@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The PyTorch DataLoader and conveyor side by side, on one dataset, in one run.
+
+DataLoader: torchvision ImageFolder (PIL decode), RandomResizedCrop(224), RandomHorizontalFlip,
+ToTensor, Normalize(ImageNet), batch 256, pin_memory, non_blocking copy to the GPU, cast to bf16
+there; persistent workers. conveyor: conveyor-bench --device cuda, the same transforms to bf16
+NCHW. Both are timed from the iterator's creation over many more batches than either keeps in
+flight, and print img/s per worker count and the ratios.
+
+    python3 benchmarks/compare/dataloader_vs_conveyor.py --data DIR --bench build/tools/conveyor-bench
+"""
+import argparse
+import re
+import subprocess
+import sys
+import time
+
+import torch
+import torchvision
+from torchvision import transforms
+
+
+def dataloader_rate(data, workers, batches, device):
+    tf = transforms.Compose([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip(),
+                             transforms.ToTensor(),
+                             transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    ds = torchvision.datasets.ImageFolder(data, transform=tf)
+    kwargs = dict(batch_size=256, shuffle=True, num_workers=workers, pin_memory=True, drop_last=False)
+    if workers > 0:
+        kwargs.update(persistent_workers=True, prefetch_factor=2)
+    loader = torch.utils.data.DataLoader(ds, **kwargs)
+    images, done = 0, 0
+    start = time.perf_counter()
+    while done < batches:  # epochs until enough batches: more than the 2 x workers in flight
+        for x, y in loader:
+            x = x.to(device, non_blocking=True).to(torch.bfloat16)
+            y = y.to(device, non_blocking=True)
+            images += x.shape[0]
+            done += 1
+            if done == batches:
+                break
+    torch.cuda.synchronize()
+    return images / (time.perf_counter() - start), images
+
+
+def conveyor_rate(bench, data, workers, epochs):
+    out = subprocess.run([bench, "--data", data, "--device", "cuda", "--workers", str(workers), "--batch", "256",
+                          "--epochs", str(epochs), "--dtype", "bf16", "--layout", "nchw"],
+                         check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"([0-9.]+) img/s\s*$", out).group(1)), out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--workers", default="1,4,8,16")
+    ap.add_argument("--epochs", type=int, default=2, help="conveyor epochs")
+    args = ap.parse_args()
+    device = torch.device("cuda")
+    rows = []
+    for w in [int(v) for v in args.workers.split(",")]:
+        # DataLoader batches: at least 8 and 3x what its workers hold in flight (2 per worker).
+        batches = max(8, 6 * w)
+        dl, dl_images = dataloader_rate(args.data, w, batches, device)
+        cv, log = conveyor_rate(args.bench, args.data, w, args.epochs)
+        rows.append((w, dl, dl_images, cv))
+        print(f"workers {w}: DataLoader {dl:.0f} img/s over {dl_images} images; conveyor {cv:.0f} img/s", flush=True)
+    print("\n| workers | PyTorch DataLoader img/s | conveyor img/s | conveyor / DataLoader |")
+    print("|---|---|---|---|")
+    for w, dl, _, cv in rows:
+        print(f"| {w} | {dl:.0f} | {cv:.0f} | {cv / dl:.1f}x |")
+    print(f"\ntorch {torch.__version__}, torchvision {torchvision.__version__}, {torch.cuda.get_device_name()}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
