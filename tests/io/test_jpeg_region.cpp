@@ -84,10 +84,13 @@ TEST_CASE("a window outside the scaled image is refused", "[io][jpeg][roi]") {
   JpegDecoder d;
   std::vector<std::uint8_t> out(40 * 24 * 3);
   d.read_header(jpeg);
-  CHECK_THROWS_WITH(d.decode_region({0, 0, 41, 24, 8}, out.data(), 41 * 3), Catch::Contains("outside the 40x24"));
+  CHECK_THROWS_WITH(d.decode_region({0, 0, 41, 24, 8}, out.data(), 41 * 3), Catch::Contains("inside the 40x24 image"));
   d.read_header(jpeg);
-  CHECK_THROWS_WITH(d.decode_region({0, 0, 20, 13, 4}, out.data(), 20 * 3), Catch::Contains("outside the 20x12"));
+  CHECK_THROWS_WITH(d.decode_region({0, 0, 20, 13, 4}, out.data(), 20 * 3), Catch::Contains("inside the 20x12 image"));
   d.read_header(jpeg);
   CHECK_NOTHROW(d.decode_region({3, 2, 17, 10, 4}, out.data(), 17 * 3));
+  d.read_header(jpeg);
+  CHECK_THROWS_WITH(d.decode_columns({3, 0, 17, 10, 8}, out.data(), 17 * 3), Catch::Contains("multiples of 16"));
+  CHECK_THROWS_WITH(d.decode_region({0, 0, 4, 4, 8}, out.data(), 12), Catch::Contains("without a successful read_header"));
   CHECK(scaled_size(227, 3) == 86);  // ceil(227 * 3 / 8), as libjpeg sizes it
 }

@@ -103,6 +103,23 @@ struct DecodeRegion {
 /// libjpeg computes it.
 [[nodiscard]] constexpr int scaled_size(int side, int scale_num) noexcept { return (side * scale_num + 7) / 8; }
 
+/// The columns [first, last) to decode so that columns [x, x + width) of an `extent`-wide image
+/// come out as a full decode gives them: widened by one column each side (libjpeg-turbo upsamples
+/// a crop's edge columns as image edges), started on a multiple of `align` (an iMCU), and at
+/// least `min_width` wide (narrower crops lose fancy upsampling).
+[[nodiscard]] constexpr std::array<int, 2> crop_columns(int x, int width, int extent, int align, int min_width) noexcept {
+  if (width >= extent) return {0, extent};
+  int first = (x > 0 ? x - 1 : 0) / align * align;
+  int last = x + width < extent ? x + width + 1 : extent;
+  while (last - first < min_width && (first > 0 || last < extent)) {
+    if (last < extent)
+      ++last;
+    else
+      first -= first < align ? first : align;
+  }
+  return {first, last};
+}
+
 namespace detail {
 
 struct JpegErrorManager {
@@ -137,7 +154,7 @@ struct JpegState {
   bool created = false;
   bool header_read = false;
   std::vector<JSAMPLE> cmyk_rows;  // scratch for CMYK/YCCK, converted to RGB row by row
-  std::vector<JSAMPLE> crop_row;   // scratch for a cropped decode's iMCU-aligned rows
+  std::vector<JSAMPLE> window;     // decode_region's iMCU-aligned window, before the copy out
 };
 
 /// djpeg's CMYK -> RGB (Adobe CMYK is stored inverted): round(c * k / 255), in integers.
@@ -234,39 +251,23 @@ class JpegDecoder {
   }
 
   /// Decodes only `r` of the image whose header was read last, at `r.scale_num`/8, into `out` as
-  /// RGB u8 (`r.width * 3` bytes per row, `row_stride` apart). The window is widened by a pixel
-  /// on each side internally (and to a few samples at least), since libjpeg-turbo's fancy
-  /// upsampling treats a crop's edge columns as image edges; so at full scale the result is
-  /// bit-identical to the same window of a full decode.
+  /// RGB u8 (`r.width * 3` bytes per row, `row_stride` apart): the columns `crop_columns` names
+  /// are decoded, then the window is copied out, so at full scale the result is bit-identical to
+  /// the same window of a full decode. `decode_columns` avoids the copy.
   /// @throws DecodeError on corrupt data in the rows read, a window outside the scaled image, or
   ///         without a header.
   void decode_region(const DecodeRegion& r, std::uint8_t* out, std::size_t row_stride) {
     auto& s = *s_;
-    if (!s.header_read) throw DecodeError("decode_region() called without a successful read_header()");
-    s.header_read = false;
+    if (!s.header_read) throw DecodeError("decoding a window without a successful read_header()");
     const int sw = scaled_size(static_cast<int>(s.cinfo.image_width), r.scale_num);
-    const int sh = scaled_size(static_cast<int>(s.cinfo.image_height), r.scale_num);
-    if (r.scale_num < 1 || r.scale_num > 8 || r.width <= 0 || r.height <= 0 || r.x < 0 || r.y < 0 ||
-        r.x + r.width > sw || r.y + r.height > sh) {
-      jpeg_abort_decompress(&s.cinfo);
-      throw DecodeError("decode region " + std::to_string(r.width) + "x" + std::to_string(r.height) + "+" +
-                        std::to_string(r.x) + "+" + std::to_string(r.y) + " at " + std::to_string(r.scale_num) +
-                        "/8 lies outside the " + std::to_string(sw) + "x" + std::to_string(sh) + " image");
-    }
-    const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
-    int left = r.x > 0 ? r.x - 1 : 0, right = r.x + r.width < sw ? r.x + r.width + 1 : sw;
-    // libjpeg-turbo drops fancy upsampling for components cropped to <= 2 samples wide: keep
-    // every component wider than that, so the crop decodes as the whole image does.
-    const int min_width = 2 * s.cinfo.max_h_samp_factor + 1;
-    while (right - left < min_width && (left > 0 || right < sw)) {
-      if (right < sw)
-        ++right;
-      else
-        --left;
-    }
-    s.crop_row.resize(std::size_t(right - left + 64) * (cmyk ? 4 : 3));  // + an iMCU of alignment
-    if (cmyk) s.cmyk_rows.resize(std::size_t(r.width) * 4 + 16);
-    if (!region(s, r, left, right, out, row_stride, cmyk)) throw DecodeError(s.err.message);
+    const auto cols = crop_columns(r.x, r.width, sw, column_alignment(r.scale_num), min_crop_width());
+    const int width = cols[1] - cols[0];
+    if (r.x < 0 || r.width <= 0 || r.x + r.width > sw) cols_checked(r, sw);  // throws, naming the window
+    s.window.resize(std::size_t(width) * 3 * std::size_t(r.height > 0 ? r.height : 0));
+    decode_columns({cols[0], r.y, width, r.height, r.scale_num}, s.window.data(), std::size_t(width) * 3);
+    for (int row = 0; row < r.height; ++row)
+      std::memcpy(out + std::size_t(row) * row_stride, s.window.data() + (std::size_t(row) * width + (r.x - cols[0])) * 3,
+                  std::size_t(r.width) * 3);
   }
 
   /// Decodes window `r` straight into `out`, without a copy: `r.x` must be a multiple of
@@ -278,19 +279,13 @@ class JpegDecoder {
   ///         without a header.
   void decode_columns(const DecodeRegion& r, std::uint8_t* out, std::size_t row_stride) {
     auto& s = *s_;
-    if (!s.header_read) throw DecodeError("decode_columns() called without a successful read_header()");
-    s.header_read = false;
+    if (!s.header_read) throw DecodeError("decoding a window without a successful read_header()");
     const int sw = scaled_size(static_cast<int>(s.cinfo.image_width), r.scale_num);
     const int sh = scaled_size(static_cast<int>(s.cinfo.image_height), r.scale_num);
-    const int align = (s.cinfo.num_components == 1 ? 1 : s.cinfo.max_h_samp_factor) * r.scale_num;
     if (r.scale_num < 1 || r.scale_num > 8 || r.width <= 0 || r.height <= 0 || r.x < 0 || r.y < 0 ||
-        r.x + r.width > sw || r.y + r.height > sh || r.x % align != 0) {
-      jpeg_abort_decompress(&s.cinfo);
-      throw DecodeError("decode window " + std::to_string(r.width) + "x" + std::to_string(r.height) + "+" +
-                        std::to_string(r.x) + "+" + std::to_string(r.y) + " at " + std::to_string(r.scale_num) +
-                        "/8 is not an aligned window of the " + std::to_string(sw) + "x" + std::to_string(sh) +
-                        " image (columns start at multiples of " + std::to_string(align) + ")");
-    }
+        r.x + r.width > sw || r.y + r.height > sh || r.x % column_alignment(r.scale_num) != 0)
+      cols_checked(r, sw);
+    s.header_read = false;
     const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
     if (cmyk) s.cmyk_rows.resize(std::size_t(r.width) * 4 * max_rows);
     if (!columns(s, r, out, row_stride, cmyk)) throw DecodeError(s.err.message);
@@ -343,33 +338,25 @@ class JpegDecoder {
     return true;
   }
 
-  static bool region(detail::JpegState& s, const DecodeRegion& r, int left, int right, std::uint8_t* out,
-                     std::size_t row_stride, bool cmyk) noexcept {
-    if (setjmp(s.err.jump)) {
-      jpeg_abort_decompress(&s.cinfo);
-      return false;
-    }
-    auto& c = s.cinfo;
-    c.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
-    c.scale_num = static_cast<unsigned>(r.scale_num);
-    c.scale_denom = 8;
-    jpeg_start_decompress(&c);
-    JDIMENSION xoffset = static_cast<JDIMENSION>(left), width = static_cast<JDIMENSION>(right - left);
-    if (width < c.output_width) jpeg_crop_scanline(&c, &xoffset, &width);
-    if (r.y > 0) jpeg_skip_scanlines(&c, static_cast<JDIMENSION>(r.y));
-    const int channels = cmyk ? 4 : 3;
-    const std::size_t skip = std::size_t(r.x - static_cast<int>(xoffset)) * channels;
-    for (int row = 0; row < r.height; ++row) {
-      JSAMPROW line = s.crop_row.data();
-      jpeg_read_scanlines(&c, &line, 1);
-      std::uint8_t* dst = out + std::size_t(row) * row_stride;
-      if (cmyk)
-        detail::cmyk_to_rgb(line + skip, dst, static_cast<std::size_t>(r.width));
-      else
-        std::memcpy(dst, line + skip, std::size_t(r.width) * 3);
-    }
-    jpeg_abort_decompress(&c);  // the rows below the window are never read
-    return true;
+  /// Column alignment and narrowest crop of the image whose header was read (see JpegInfo).
+  [[nodiscard]] int column_alignment(int scale_num) const noexcept {
+    return (s_->cinfo.num_components == 1 ? 1 : s_->cinfo.max_h_samp_factor) * scale_num;
+  }
+  [[nodiscard]] int min_crop_width() const noexcept {
+    return 2 * (s_->cinfo.num_components == 1 ? 1 : s_->cinfo.max_h_samp_factor) + 1;
+  }
+
+  /// Refuses window `r`: resets libjpeg and throws, naming the window and the image.
+  [[noreturn]] void cols_checked(const DecodeRegion& r, int scaled_width) {
+    auto& s = *s_;
+    s.header_read = false;
+    jpeg_abort_decompress(&s.cinfo);
+    const int sh = scaled_size(static_cast<int>(s.cinfo.image_height), r.scale_num);
+    throw DecodeError("decode window " + std::to_string(r.width) + "x" + std::to_string(r.height) + "+" +
+                      std::to_string(r.x) + "+" + std::to_string(r.y) + " at " + std::to_string(r.scale_num) +
+                      "/8 is not an aligned window inside the " + std::to_string(scaled_width) + "x" +
+                      std::to_string(sh) + " image (columns start at multiples of " +
+                      std::to_string(column_alignment(r.scale_num)) + ")");
   }
 
   static bool columns(detail::JpegState& s, const DecodeRegion& r, std::uint8_t* out, std::size_t row_stride,

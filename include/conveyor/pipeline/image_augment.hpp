@@ -265,19 +265,10 @@ struct ImageAugment {
     };
     auto cols = swap ? stored_range(yr, sw, mirror_y) : stored_range(xr, sw, mirror_x);
     const auto rows = swap ? stored_range(xr, sh, mirror_x) : stored_range(yr, sh, mirror_y);
-    if (cols[1] - cols[0] < sw) {
-      // Decode straight into place: start on an iMCU, and keep the crop's edge columns (which
-      // libjpeg-turbo upsamples as image edges) a column away from anything the taps read.
-      const int align = info.column_alignment(n);
-      cols[0] = std::max(cols[0] - 1, 0) / align * align;
-      cols[1] = std::min(cols[1] + 1, sw);
-      while (cols[1] - cols[0] < info.min_crop_width() && (cols[0] > 0 || cols[1] < sw)) {
-        if (cols[1] < sw)
-          ++cols[1];
-        else
-          cols[0] -= std::min(cols[0], align);
-      }
-    }
+    // Decode straight into place: the columns start on an iMCU, and the crop's edge columns
+    // (which libjpeg-turbo upsamples as image edges) lie a column away from anything the taps read.
+    const auto decoded = crop_columns(cols[0], cols[1] - cols[0], sw, info.column_alignment(n), info.min_crop_width());
+    cols = {decoded[0], decoded[1]};
     job.region = {cols[0], rows[0], cols[1] - cols[0], rows[1] - rows[0], n};
     job.whole = n == 8 && job.region.width == sw && job.region.height == sh;
     // Where the decoded window starts in the oriented image.
