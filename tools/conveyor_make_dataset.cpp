@@ -6,7 +6,8 @@
 // Image i is a random crop of one photo (class k draws from photos p with p % K == k, so the
 // classes are learnable), rescaled (antialiased) to ImageNet's size distribution (long side 500 px
 // for 40%, 160..499 for 50%, 500..1500 for 10%; aspect 4:3, 3:2, 1:1, 16:9 or 5:4, 22% portrait)
-// and encoded like ImageNet's files (quality 75..95; 88% 4:2:0, 10% 4:4:4, 2% 4:2:2; 5% progressive;
+// (never upscaled: a crop smaller than its target keeps its size; mean about 390 x 330) and
+// encoded like ImageNet's files (quality 75..95; 88% 4:2:0, 10% 4:4:4, 2% 4:2:2; 5% progressive;
 // 1% grayscale). Every choice for image i comes from a counter-based stream keyed by (seed, i), so
 // the bytes do not depend on --jobs. Prints the mean size and bits per pixel: smooth photos give
 // fewer bits per pixel than ImageNet's (about 4.5), and that is reported, not faked.
@@ -120,6 +121,10 @@ Made make_one(const Args& a, const std::vector<Photo>& photos, int i, conveyor::
   const double f = 0.35 + 0.65 * rng.uniform();
   const int cw = std::max(1, int(bw * f)), ch = std::max(1, int(bh * f));
   const int left = int(rng.below(std::uint64_t(W - cw + 1))), top = int(rng.below(std::uint64_t(H - ch + 1)));
+  if (cw < ow) {  // photographs are not upscaled: a small crop keeps its size
+    ow = cw;
+    oh = ch;
+  }
 
   conveyor::ops::SamplePlan plan;
   plan.out_width = ow;
