@@ -90,12 +90,19 @@ if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
       --roi "$3" --decode-scaling "$([ "$3" = on ] && echo auto || echo off)" > "$logs/$name.log" 2>&1
     result[$name]="$(tail -n 1 "$logs/$name.log")"
   done
-  # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts.
-  step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
-    --bench "$bench"
-  # One core's decode: whole image, crop window, window at the DCT scale; wrapper cost.
-  if [ -x "$build/benchmarks/bench_decode" ]; then
-    step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
+  # The kernel against the copy ceiling, the seeds' serial loop, and a consumer with GPU work.
+  if [ -x "$build/benchmarks/bench_pipeline" ]; then
+    step bench_pipeline "$build/benchmarks/bench_pipeline" --data "$inet"
+  fi
+  # CONVEYOR_GPU_CHECK_QUICK=1 skips the two slow comparisons below (recorded in RESULTS.md).
+  if [ -z "${CONVEYOR_GPU_CHECK_QUICK:-}" ]; then
+    # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts.
+    step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
+      --bench "$bench"
+    # One core's decode: whole image, crop window, window at the DCT scale; wrapper cost.
+    if [ -x "$build/benchmarks/bench_decode" ]; then
+      step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
+    fi
   fi
 fi
 
@@ -116,5 +123,7 @@ fi
   grep -A 8 '^| set' "$logs/bench_decode.log" 2> /dev/null
   echo
   grep -A 8 '^| workers' "$logs/compare.log" 2> /dev/null
+  echo
+  sed -n '/^| kernel/,$p' "$logs/bench_pipeline.log" 2> /dev/null
 } | tee "$out/summary.md"
 tar czf "$out/logs.tgz" -C "$logs" . && rm -rf "$logs"
