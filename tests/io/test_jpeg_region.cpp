@@ -5,6 +5,7 @@
 #include <conveyor/io/jpeg.hpp>
 #include <conveyor/io/image_folder.hpp>
 #include <conveyor/io/jpeg_encoder.hpp>
+#include <conveyor/io/jpeg_scans.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -93,4 +94,69 @@ TEST_CASE("a window outside the scaled image is refused", "[io][jpeg][roi]") {
   CHECK_THROWS_WITH(d.decode_columns({3, 0, 17, 10, 8}, out.data(), 17 * 3), Catch::Contains("multiples of 16"));
   CHECK_THROWS_WITH(d.decode_region({0, 0, 4, 4, 8}, out.data(), 12), Catch::Contains("without a successful read_header"));
   CHECK(scaled_size(227, 3) == 86);  // ceil(227 * 3 / 8), as libjpeg sizes it
+}
+
+namespace {
+
+/// The whole image at 1/8, decoded with or without the DC-scan shortcut.
+std::vector<std::uint8_t> eighth(std::span<const std::byte> jpeg, bool dc_scans) {
+  JpegDecoder d({.lenient = true, .dc_scans_at_eighth = dc_scans});
+  const JpegInfo info = d.read_header(jpeg);
+  const int w = scaled_size(info.width, 1), h = scaled_size(info.height, 1);
+  std::vector<std::uint8_t> out(std::size_t(w) * h * 3);
+  d.decode_region({0, 0, w, h, 1}, out.data(), std::size_t(w) * 3);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("progressive files decode at 1/8 from their DC scans to the same pixels", "[io][jpeg][roi]") {
+  int i = 0;
+  for (ChromaSubsampling s : {ChromaSubsampling::s444, ChromaSubsampling::s422, ChromaSubsampling::s420})
+    for (int restart : {0, 1}) {
+      const auto jpeg = conveyor_test::random_jpeg(203 + 7 * i, 151 + 5 * i, 70 + i,
+                                                   {.subsampling = s, .progressive = true, .restart_rows = restart});
+      std::vector<unsigned char> dc;
+      REQUIRE(drop_ac_scans(jpeg, dc));
+      CHECK(dc.size() < jpeg.size() / 2);
+      CHECK(eighth(jpeg, true) == eighth(jpeg, false));
+      ++i;
+    }
+  const auto gray = conveyor_test::random_jpeg(120, 90, 3, {.progressive = true}, 1);
+  CHECK(eighth(gray, true) == eighth(gray, false));
+}
+
+TEST_CASE("the DC-scan filter refuses malformed streams and survives every truncation", "[io][jpeg][roi]") {
+  const auto jpeg = conveyor_test::random_jpeg(64, 48, 9, {.progressive = true});
+  std::vector<unsigned char> dc;
+  for (std::size_t n = 0; n < jpeg.size(); n += 7) CHECK_FALSE(drop_ac_scans({jpeg.data(), n}, dc));
+  CHECK(drop_ac_scans(jpeg, dc));
+  std::vector<std::byte> text(100, std::byte{'x'});
+  CHECK_FALSE(drop_ac_scans(text, dc));
+  // A truncated progressive file still decodes, through the unfiltered path, as before.
+  const std::vector<std::byte> cut(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() * 3 / 4));
+  CHECK(eighth(cut, true) == eighth(cut, false));
+}
+
+TEST_CASE("progressive photos and conformance files decode at 1/8 from DC scans alone", "[io][jpeg][roi][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  ByteBuffer bytes;
+  int progressive = 0;
+  for (const auto& dir : {data / "conformance" / "ijg", data / "conformance" / "generated", data / "conformance" / "go",
+                          data / "conformance" / "jpeg-decoder", data / "photos"})
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (!ImageFolder::is_jpeg_name(e.path().filename().string())) continue;
+      read_file(e.path().string(), bytes);
+      JpegInfo info;
+      try {
+        info = JpegDecoder().read_header(bytes.span());
+      } catch (const DecodeError&) {
+        continue;
+      }
+      if (!info.progressive) continue;
+      INFO(e.path().string());
+      CHECK(eighth(bytes.span(), true) == eighth(bytes.span(), false));
+      ++progressive;
+    }
+  CHECK(progressive >= 25);
 }

@@ -11,6 +11,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/io/exif.hpp>
+#include <conveyor/io/jpeg_scans.hpp>
 
 #include <array>
 #include <csetjmp>
@@ -89,6 +90,10 @@ struct DecodeOptions {
   bool lenient = false;
   /// Refuse, from the header alone and before any pixel buffer exists, images with more pixels.
   std::uint64_t max_image_pixels = std::uint64_t{1} << 27;
+  /// Decode progressive files at 1/8 scale from their DC scans alone: the same pixels, without
+  /// entropy-decoding the AC scans (jpeg_scans.hpp). Corruption confined to AC scans then goes
+  /// unnoticed, as it does below a cropped window.
+  bool dc_scans_at_eighth = true;
 };
 
 /// A window of the image to decode, in the pixels of the image scaled by `scale_num`/8
@@ -155,6 +160,8 @@ struct JpegState {
   bool header_read = false;
   std::vector<JSAMPLE> cmyk_rows;  // scratch for CMYK/YCCK, converted to RGB row by row
   std::vector<JSAMPLE> window;     // decode_region's iMCU-aligned window, before the copy out
+  std::span<const std::byte> data;  // the image whose header was read
+  std::vector<unsigned char> dc_stream;  // that image without its AC scans, for 1/8 decodes
 };
 
 /// djpeg's CMYK -> RGB (Adobe CMYK is stored inverted): round(c * k / 255), in integers.
@@ -200,6 +207,7 @@ class JpegDecoder {
     s.err.warnings = 0;
     s.header_read = false;
     if (!header(s, jpeg.data(), jpeg.size())) throw DecodeError(s.err.message);
+    s.data = jpeg;
     const auto& c = s.cinfo;
     JpegInfo info;
     info.width = static_cast<int>(c.image_width);
@@ -288,6 +296,14 @@ class JpegDecoder {
     s.header_read = false;
     const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
     if (cmyk) s.cmyk_rows.resize(std::size_t(r.width) * 4 * max_rows);
+    // At 1/8 a progressive file needs only its DC scans: re-read the header from a stream without
+    // the AC scans, then decode as usual (from the original if the stream cannot be filtered).
+    if (options_.dc_scans_at_eighth && r.scale_num == 1 && s.cinfo.progressive_mode &&
+        drop_ac_scans(s.data, s.dc_stream)) {
+      if (!header(s, reinterpret_cast<const std::byte*>(s.dc_stream.data()), s.dc_stream.size()))
+        throw DecodeError(s.err.message);
+      s.cinfo.do_block_smoothing = FALSE;  // it would estimate the missing AC terms, which 1/8 never reads
+    }
     if (!columns(s, r, out, row_stride, cmyk)) throw DecodeError(s.err.message);
   }
 

@@ -1,0 +1,99 @@
+#pragma once
+/// @file
+/// Dropping a progressive JPEG's AC scans without decoding them. At 1/8 scale libjpeg-turbo
+/// decodes a full-resolution component with a 1x1 inverse DCT, which reads only the DC
+/// coefficient of each block, so a stream without that component's AC scans decodes at 1/8 to the
+/// same pixels, while their Huffman decoding, most of a progressive file's decode time, is skipped.
+/// A subsampled component whose scaled IDCT is larger (4:2:0 chroma gets 2x2, which stands in for
+/// upsampling) keeps its AC scans. Finding the scans only looks for markers (0xFF not followed by a
+/// stuffed 0x00 or a restart marker); every read is bounds-checked.
+
+#include <conveyor/config.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <algorithm>
+#include <cstring>
+#include <span>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// Writes to `out` the JPEG `in` without the AC scans (spectral start Ss > 0) of the components
+/// that libjpeg-turbo decodes with a 1x1 IDCT at 1/8 scale.
+/// Returns false, leaving `out` unspecified, when `in` is not a well-formed marker sequence up to
+/// its EOI (the caller then decodes `in` as it is, and meets the same error there).
+inline bool drop_ac_scans(std::span<const std::byte> in, std::vector<unsigned char>& out) {
+  const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+  const std::size_t n = in.size();
+  out.clear();
+  if (n < 4 || p[0] != 0xFF || p[1] != 0xD8) return false;
+  out.insert(out.end(), p, p + 2);
+  // From the frame header: which component ids decode with a 1x1 IDCT at 1/8. libjpeg-turbo
+  // doubles a component's IDCT size while max_samp % (samp * size * 2) == 0 on both axes.
+  int ids[4] = {-1, -1, -1, -1};
+  bool one_by_one[4] = {false, false, false, false};
+  bool frame = false;
+  std::size_t at = 2;
+  while (at + 2 <= n) {
+    if (p[at] != 0xFF) return false;
+    const unsigned char marker = p[at + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++at;
+      continue;
+    }
+    if (marker == 0xD9) {  // EOI
+      out.insert(out.end(), p + at, p + at + 2);
+      return true;
+    }
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {  // standalone markers
+      out.insert(out.end(), p + at, p + at + 2);
+      at += 2;
+      continue;
+    }
+    if (at + 4 > n) return false;
+    const std::size_t length = std::size_t{p[at + 2]} << 8 | p[at + 3];
+    if (length < 2 || at + 2 + length > n) return false;
+    std::size_t end = at + 2 + length;
+    bool keep = true;
+    const unsigned char* seg = p + at + 4;
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {  // SOFn
+      const std::size_t components = length >= 8 ? seg[5] : 0;
+      if (components < 1 || components > 4 || length < 8 + 3 * components) return false;
+      int max_h = 1, max_v = 1;
+      for (std::size_t c = 0; c < components; ++c) {
+        max_h = std::max(max_h, seg[7 + 3 * c] >> 4);
+        max_v = std::max(max_v, seg[7 + 3 * c] & 15);
+      }
+      for (std::size_t c = 0; c < components; ++c) {
+        const int h = seg[7 + 3 * c] >> 4, v = seg[7 + 3 * c] & 15;
+        ids[c] = seg[6 + 3 * c];
+        one_by_one[c] = h == 0 || v == 0 || max_h % (h * 2) != 0 || max_v % (v * 2) != 0;
+      }
+      frame = true;
+    }
+    if (marker == 0xDA) {  // SOS: its entropy-coded data runs to the next real marker
+      const std::size_t components = length >= 3 ? seg[0] : 0;
+      if (!frame || length < 6 + 2 * components) return false;
+      if (seg[1 + 2 * components] != 0 && components == 1)  // an AC scan (they hold one component)
+        for (int c = 0; c < 4; ++c)
+          if (ids[c] == seg[1] && one_by_one[c]) keep = false;
+      for (;;) {
+        const void* ff = std::memchr(p + end, 0xFF, n - end);
+        if (!ff) return false;
+        end = static_cast<std::size_t>(static_cast<const unsigned char*>(ff) - p);
+        if (end + 1 >= n) return false;
+        const unsigned char next = p[end + 1];
+        if (next != 0x00 && !(next >= 0xD0 && next <= 0xD7)) break;
+        end += 2;
+      }
+    }
+    if (keep) out.insert(out.end(), p + at, p + end);
+    at = end;
+  }
+  return false;
+}
+
+}  // namespace v0
+}  // namespace conveyor
