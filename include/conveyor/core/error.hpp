@@ -13,7 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -22,15 +21,27 @@
 namespace conveyor {
 inline namespace v0 {
 
+/// Where an exception was raised: std::source_location's job, done with the builtins GCC, Clang
+/// and nvcc share, since Clang before 15 cannot compile libstdc++'s <source_location>.
+struct SourceLocation {
+  const char* file = "";
+  unsigned line = 0;
+  /// The caller's location when used as a default argument.
+  [[nodiscard]] static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                                       unsigned line = __builtin_LINE()) noexcept {
+    return {file, line};
+  }
+};
+
 namespace detail {
 
 /// "file.hpp:123: " with the directories stripped: messages stay short and machine-independent.
-inline std::string location_prefix(const std::source_location& where) {
-  std::string_view file = where.file_name();
+inline std::string location_prefix(const SourceLocation& where) {
+  std::string_view file = where.file;
   if (auto slash = file.find_last_of("/\\"); slash != std::string_view::npos) file.remove_prefix(slash + 1);
   std::string out(file);
   out += ':';
-  out += std::to_string(where.line());
+  out += std::to_string(where.line);
   out += ": ";
   return out;
 }
@@ -47,7 +58,7 @@ class Error : public std::runtime_error {
 class ConfigError : public Error {
  public:
   [[nodiscard]] explicit ConfigError(std::string_view what,
-                                     std::source_location where = std::source_location::current())
+                                     SourceLocation where = SourceLocation::current())
       : Error(detail::location_prefix(where) + std::string(what)) {}
 };
 
@@ -55,7 +66,7 @@ class ConfigError : public Error {
 class IoError : public Error {
  public:
   [[nodiscard]] IoError(std::string_view what, std::string path,
-                        std::source_location where = std::source_location::current())
+                        SourceLocation where = SourceLocation::current())
       : Error(detail::location_prefix(where) + std::string(what) + " [" + path + "]"),
         path_(std::move(path)), reason_(what) {}
   /// The file or folder concerned.
@@ -72,7 +83,7 @@ class IoError : public Error {
 class DecodeError : public Error {
  public:
   [[nodiscard]] explicit DecodeError(std::string_view reason,
-                                     std::source_location where = std::source_location::current())
+                                     SourceLocation where = SourceLocation::current())
       : Error(detail::location_prefix(where) + std::string(reason)), reason_(reason) {}
   /// The decoder's message alone, without the location.
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }

@@ -6,7 +6,6 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
 
-#include <source_location>
 #include <string>
 #include <string_view>
 
@@ -19,7 +18,7 @@ inline namespace v0 {
 class CudaError : public Error {
  public:
   [[nodiscard]] CudaError(cudaError_t status, std::string_view call,
-                          std::source_location where = std::source_location::current())
+                          SourceLocation where = SourceLocation::current())
       : Error(detail::location_prefix(where) + std::string(call) + " failed (" + cudaGetErrorName(status) + ": " +
               cudaGetErrorString(status) + ")"),
         status_(status), call_(call) {}
