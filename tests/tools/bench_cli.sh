@@ -31,6 +31,20 @@ grep -q '^decode' "$tmp/w1" || { echo "no per-stage table"; exit 1; }
 head -c 80 "$tmp/dump/epoch0_batch00002_images.npy" | grep -aq "'shape': (3, 32, 32, 3)" || { echo "bad npy header"; exit 1; }
 grep -q '"images": 13' "$tmp/stats.json" || { echo "stats json lacks the image count"; cat "$tmp/stats.json"; exit 1; }
 
+# Damaged files: skipped and listed with their count, or a clear error naming the file.
+mkdir -p "$tmp/mixed/good" "$tmp/mixed/bad"
+cp "$data"/*/*.jp* "$tmp/mixed/good/"
+: > "$tmp/mixed/bad/empty.jpg"
+echo "not a jpeg" > "$tmp/mixed/bad/text.jpg"
+first=$(ls "$data"/*/*.jpg | head -n 1)
+head -c 300 "$first" > "$tmp/mixed/bad/cut.jpg"
+"$bench" --data "$tmp/mixed" --batch 4 --size 32 --on-error skip --roi off --decode-scaling off > "$tmp/skip"
+[ "$(grep -c '^skipped ' "$tmp/skip")" -eq 3 ] || { echo "expected 3 skipped lines"; cat "$tmp/skip"; exit 1; }
+grep -q '^3 samples skipped$' "$tmp/skip" || { echo "no skipped count"; cat "$tmp/skip"; exit 1; }
+grep -q 'text.jpg: Not a JPEG file' "$tmp/skip" || { echo "no reason for text.jpg"; cat "$tmp/skip"; exit 1; }
+if "$bench" --data "$tmp/mixed" --batch 4 --size 32 > /dev/null 2> "$tmp/err"; then echo "a damaged file went through"; exit 1; fi
+grep -Eq 'sample [0-9]+ \[.*(empty|text|cut)\.jpg\]' "$tmp/err" || { echo "the error does not name the sample"; cat "$tmp/err"; exit 1; }
+
 if "$bench" --data "$data" --workers x 2> "$tmp/err"; then echo "a bad option was accepted"; exit 1; fi
 grep -q -- '--workers expects an integer' "$tmp/err" || { cat "$tmp/err"; exit 1; }
 if "$bench" --data "$tmp/none" 2> "$tmp/err"; then echo "a missing folder was accepted"; exit 1; fi
