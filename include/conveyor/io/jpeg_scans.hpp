@@ -27,9 +27,14 @@ inline namespace v0 {
 inline bool drop_ac_scans(std::span<const std::byte> in, std::vector<unsigned char>& out) {
   const auto* p = reinterpret_cast<const unsigned char*>(in.data());
   const std::size_t n = in.size();
+  const auto append = [&out](const unsigned char* from, std::size_t count) {
+    const std::size_t at = out.size();
+    out.resize(at + count);
+    std::memcpy(out.data() + at, from, count);
+  };
   out.clear();
   if (n < 4 || p[0] != 0xFF || p[1] != 0xD8) return false;
-  out.insert(out.end(), p, p + 2);
+  append(p, 2);
   // From the frame header: which component ids decode with a 1x1 IDCT at 1/8. libjpeg-turbo
   // doubles a component's IDCT size while max_samp % (samp * size * 2) == 0 on both axes.
   int ids[4] = {-1, -1, -1, -1};
@@ -44,11 +49,11 @@ inline bool drop_ac_scans(std::span<const std::byte> in, std::vector<unsigned ch
       continue;
     }
     if (marker == 0xD9) {  // EOI
-      out.insert(out.end(), p + at, p + at + 2);
+      append(p + at, 2);
       return true;
     }
     if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {  // standalone markers
-      out.insert(out.end(), p + at, p + at + 2);
+      append(p + at, 2);
       at += 2;
       continue;
     }
@@ -89,7 +94,7 @@ inline bool drop_ac_scans(std::span<const std::byte> in, std::vector<unsigned ch
         end += 2;
       }
     }
-    if (keep) out.insert(out.end(), p + at, p + end);
+    if (keep) append(p + at, end - at);
     at = end;
   }
   return false;

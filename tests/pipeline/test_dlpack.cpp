@@ -1,0 +1,54 @@
+#include <conveyor/conveyor.hpp>
+#include <conveyor/pipeline/dlpack.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "support/datasets.hpp"
+
+#include <cstring>
+#include <vector>
+
+using namespace conveyor;
+
+#if CONVEYOR_HAS_DLPACK()
+
+TEST_CASE("a DLPack tensor describes the batch and holds it past the loop's advance", "[pipeline][dlpack]") {
+  const InMemory data = conveyor_test::jpeg_dataset(24, 41);
+  ImageAugment aug = ImageAugment::train(16);
+  aug.dtype = DType::bf16;
+  aug.layout = Layout::NHWC;
+  BatchPipeline pipe(data, SequentialSampler(data.size()), aug, {.batch_size = 4, .workers = 3, .prefetch = 2});
+  DLManagedTensor* held = nullptr;
+  DLManagedTensor* labels = nullptr;
+  std::vector<std::byte> expected;
+  for (const Batch& b : pipe) {
+    if (b.number() == 1) {
+      held = to_dlpack(b);
+      labels = to_dlpack(b, BatchTensor::labels);
+      expected.assign(static_cast<const std::byte*>(b.images().data),
+                      static_cast<const std::byte*>(b.images().data) + b.images().nbytes());
+    }
+  }  // five more batches went through the other slot meanwhile
+  REQUIRE(held != nullptr);
+  const DLTensor& t = held->dl_tensor;
+  CHECK(t.ndim == 4);
+  CHECK(t.shape[0] == 4);
+  CHECK(t.shape[1] == 16);
+  CHECK(t.shape[3] == 3);
+  CHECK(t.strides[3] == 1);
+  CHECK(t.strides[0] == 16 * 16 * 3);
+  CHECK(t.dtype.code == kDLBfloat);
+  CHECK(t.dtype.bits == 16);
+  CHECK(t.device.device_type == kDLCPU);
+  CHECK(std::memcmp(t.data, expected.data(), expected.size()) == 0);
+  CHECK(labels->dl_tensor.dtype.code == kDLInt);
+  CHECK(labels->dl_tensor.ndim == 1);
+  CHECK(static_cast<const std::int64_t*>(labels->dl_tensor.data)[0] == data.label(4));
+  labels->deleter(labels);
+  held->deleter(held);  // the slot is free again
+  std::size_t n = 0;
+  for (const Batch& b : pipe) n += b.size();
+  CHECK(n == data.size());
+}
+
+#endif
