@@ -19,6 +19,8 @@ import torch
 import torchvision
 from torchvision import transforms
 
+from svg_plot import line_chart
+
 
 def dataloader_rate(data, workers, batches, device):
     tf = transforms.Compose([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip(),
@@ -56,6 +58,7 @@ def main():
     ap.add_argument("--bench", required=True)
     ap.add_argument("--workers", default="1,4,8,16")
     ap.add_argument("--epochs", type=int, default=2, help="conveyor epochs")
+    ap.add_argument("--svg", help="also draw img/s against workers into this SVG file")
     args = ap.parse_args()
     device = torch.device("cuda")
     rows = []
@@ -71,6 +74,11 @@ def main():
     for w, dl, _, cv in rows:
         print(f"| {w} | {dl:.0f} | {cv:.0f} | {cv / dl:.1f}x |")
     print(f"\ntorch {torch.__version__}, torchvision {torchvision.__version__}, {torch.cuda.get_device_name()}")
+    if args.svg:
+        workers = [w for w, *_ in rows]
+        with open(args.svg, "w") as f:
+            f.write(line_chart(workers, [("PyTorch DataLoader", [r[1] for r in rows]), ("conveyor", [r[3] for r in rows])],
+                               f"RandomResizedCrop 224 + flip + normalize to the GPU, {torch.cuda.get_device_name()}"))
 
 
 if __name__ == "__main__":

@@ -89,12 +89,16 @@ class BatchPipeline {
     for (std::thread& t : threads_) t.join();
   }
 
-  /// Selects the epoch the next loop iterates (its order and its random augmentation).
+  /// Selects the epoch the next loop iterates (its order and its random augmentation), and the
+  /// batch it starts at: resuming at batch k of epoch e gives exactly the batches k, k + 1, ... of
+  /// an uninterrupted run, without preparing the first k (every decision is a function of
+  /// (seed, epoch, index)). The start applies to the next loop only.
   /// @throws Error while an epoch is being iterated.
-  void set_epoch(std::uint64_t epoch) {
+  void set_epoch(std::uint64_t epoch, std::uint64_t first_batch = 0) {
     std::lock_guard lock(ring_->mutex);
     if (live_) throw Error("BatchPipeline::set_epoch: an epoch is being iterated; finish or leave the loop first");
     epoch_ = epoch;
+    first_batch_ = first_batch;
   }
   [[nodiscard]] std::uint64_t epoch() const {
     std::lock_guard lock(ring_->mutex);
@@ -111,7 +115,7 @@ class BatchPipeline {
       if (i >= n)
         throw ConfigError("BatchPipeline: the sampler gave index " + std::to_string(i) + " for a dataset of " +
                           std::to_string(n) + " samples");
-    std::uint64_t batches = 0;
+    std::uint64_t batches = 0, first = 0;
     {
       std::lock_guard lock(ring_->mutex);
       if (live_) throw Error("BatchPipeline::begin: an epoch is already being iterated; destroy its iterator first");
@@ -122,9 +126,10 @@ class BatchPipeline {
       batches = num_batches_;
       live_ = true;
       live_epoch_ = epoch_;
-      next_batch_ = 0;
+      first = std::min(std::exchange(first_batch_, 0), num_batches_);
+      next_batch_ = first;
       next_pos_ = 0;
-      next_stage_ = 0;
+      next_stage_ = first;
       ++epochs_;
       if (!started_) {
         started_ = true;
@@ -132,7 +137,7 @@ class BatchPipeline {
       }
     }
     ring_->work.notify_all();
-    return Iterator(this, batches);
+    return Iterator(this, first, batches);
   }
   [[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
 
@@ -223,7 +228,7 @@ class BatchPipeline {
 
    private:
     friend class BatchPipeline;
-    Iterator(BatchPipeline* p, std::uint64_t batches) noexcept : p_(p), end_(batches) {}
+    Iterator(BatchPipeline* p, std::uint64_t first, std::uint64_t batches) noexcept : p_(p), k_(first), end_(batches) {}
 
     BatchPipeline* p_;
     std::uint64_t k_ = 0;
@@ -628,6 +633,7 @@ class BatchPipeline {
   // Guarded by ring_->mutex. order_ is written only while no task is in flight, so workers read
   // it unlocked.
   std::uint64_t epoch_ = 0;
+  std::uint64_t first_batch_ = 0;  // where the next loop starts (set_epoch)
   bool live_ = false;
   std::uint64_t live_epoch_ = 0;
   std::vector<std::uint64_t> order_;
