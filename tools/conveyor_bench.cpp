@@ -4,7 +4,7 @@
 //   conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E] [--seed S]
 //                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
-//                  [--roi on|off] [--decode-scaling auto|off]
+//                  [--roi on|off] [--decode-scaling auto|off] [--shard-from-env] [--print-indices]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
 // end of the last epoch, nothing excluded.
@@ -47,6 +47,8 @@ struct Args {
   std::string stats_json;
   bool roi = true;
   bool decode_scaling = true;
+  bool shard_from_env = false;
+  bool print_indices = false;
 };
 
 [[noreturn]] void usage(const std::string& error) {
@@ -54,7 +56,8 @@ struct Args {
             << "usage: conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E]\n"
                "         [--seed S] [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16]\n"
                "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
-               "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|off]\n";
+               "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|off]\n"
+               "         [--shard-from-env] [--print-indices]\n";
   std::exit(2);
 }
 
@@ -102,6 +105,8 @@ Args parse(int argc, char** argv) {
       if (v != "auto" && v != "off") usage("--decode-scaling expects auto or off, got '" + v + "'");
       a.decode_scaling = v == "auto";
     } else if (flag == "--checksum") a.checksum = true;
+    else if (flag == "--shard-from-env") a.shard_from_env = true;
+    else if (flag == "--print-indices") a.print_indices = true;
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
     else if (flag == "--help" || flag == "-h") usage("help");
@@ -174,6 +179,11 @@ int run(Pipeline& pipe, const Args& a) {
     pipe.set_epoch(static_cast<std::uint64_t>(epoch));
     for (const conveyor::Batch& b : pipe) {
       delivered += b.size();
+      if (a.print_indices) {
+        std::printf("indices:");
+        for (std::int64_t i : b.indices()) std::printf(" %lld", static_cast<long long>(i));
+        std::printf("\n");
+      }
       if (!a.checksum && a.dump.empty()) continue;
       const conveyor::TensorView& im = b.images();
       const std::vector<std::byte> images = to_host(im), labels = to_host(b.labels());
@@ -229,10 +239,16 @@ int main(int argc, char** argv) {
     aug.roi = a.roi;
     aug.decode_scaling = a.decode_scaling;
     if (a.dtype == conveyor::DType::u8) aug.normalize.reset();
-    conveyor::BatchPipeline pipe(data, conveyor::RandomSampler(data.size(), {.seed = a.seed}), aug,
-                                 {.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
-                                  .on_error = a.on_error, .seed = a.seed,
-                                  .device = a.device == "cuda" ? 0 : conveyor::cpu_device});
+    conveyor::PipelineOptions options{.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
+                                      .on_error = a.on_error, .seed = a.seed,
+                                      .device = a.device == "cuda" ? 0 : conveyor::cpu_device};
+    if (a.shard_from_env) {  // this process's share, by RANK/WORLD_SIZE (or SLURM / Open MPI)
+      const auto sampler = conveyor::DistributedSampler::from_env(data.size(), {.seed = a.seed});
+      if (a.device == "cuda") options.device = sampler.local_rank();
+      conveyor::BatchPipeline pipe(data, sampler, aug, options);
+      return run(pipe, a);
+    }
+    conveyor::BatchPipeline pipe(data, conveyor::RandomSampler(data.size(), {.seed = a.seed}), aug, options);
     return run(pipe, a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conveyor-bench: %s\n", e.what());

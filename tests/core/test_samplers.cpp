@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 using namespace conveyor;
@@ -106,4 +110,90 @@ TEST_CASE("DistributedSampler rejects impossible arguments by name", "[core][sam
   CHECK_THROWS_WITH(DistributedSampler(10, {.num_replicas = 0}), Catch::Contains("num_replicas"));
   CHECK_THROWS_WITH(DistributedSampler(10, {.num_replicas = 2, .rank = 2}), Catch::Contains("rank 2"));
   CHECK_THROWS_WITH(DistributedSampler(0, {.num_replicas = 2}), Catch::Contains("empty"));
+}
+
+namespace {
+
+/// Sets environment variables for one scope and restores them after.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (const char* name : all) {
+      const char* old = std::getenv(name);
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      ::unsetenv(name);
+    }
+    for (auto [k, v] : vars) ::setenv(k, v, 1);
+  }
+  ~ScopedEnv() {
+    for (auto& [k, v] : saved_)
+      if (v) ::setenv(k, v->c_str(), 1);
+      else ::unsetenv(k);
+  }
+
+ private:
+  static constexpr const char* all[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK",
+                                        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_PROCID",
+                                        "SLURM_NTASKS", "SLURM_LOCALID"};
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
+};
+
+}  // namespace
+
+TEST_CASE("the launcher's environment gives rank and world size", "[core][sampler][distributed]") {
+  {
+    ScopedEnv env({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}});
+    const LaunchEnvironment e = launch_environment();
+    CHECK(e.rank == 3);
+    CHECK(e.world_size == 4);
+    CHECK(e.local_rank == 1);
+    CHECK(e.source == "torchrun");
+    const auto s = DistributedSampler::from_env(10, {.shuffle = false});
+    CHECK(s.options().rank == 3);
+    CHECK(s.options().num_replicas == 4);
+    CHECK(s.local_rank() == 1);
+    CHECK(s.indices(0) == V{3, 7, 1});  // torch: order 0..9 + [0, 1], rank 3 takes 3, 7, 11 -> 1
+  }
+  {
+    ScopedEnv env({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
+    CHECK(launch_environment().source == "Open MPI");
+  }
+  {
+    ScopedEnv env({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}});
+    const LaunchEnvironment e = launch_environment();
+    CHECK(e.source == "SLURM");
+    CHECK(e.rank == 5);
+  }
+  {  // srun torchrun: torchrun's workers, not SLURM's agents
+    ScopedEnv env({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"},
+                   {"RANK", "6"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "2"}});
+    CHECK(launch_environment().rank == 6);
+  }
+}
+
+TEST_CASE("a missing, partial or contradictory launcher environment is refused clearly", "[core][sampler][distributed]") {
+  {
+    ScopedEnv env({});
+    CHECK_THROWS_WITH(launch_environment(), Catch::Contains("no launcher environment"));
+  }
+  {
+    ScopedEnv env({{"RANK", "1"}});
+    CHECK_THROWS_WITH(launch_environment(), Catch::Contains("WORLD_SIZE is not set"));
+  }
+  {
+    ScopedEnv env({{"RANK", "4"}, {"WORLD_SIZE", "4"}});
+    CHECK_THROWS_WITH(launch_environment(), Catch::Contains("RANK=4 is not below WORLD_SIZE=4"));
+  }
+  {
+    ScopedEnv env({{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}});
+    CHECK_THROWS_WITH(launch_environment(), Catch::Contains("LOCAL_RANK=2 exceeds RANK=1"));
+  }
+  {
+    ScopedEnv env({{"SLURM_PROCID", "x"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"}});
+    CHECK_THROWS_WITH(launch_environment(), Catch::Contains("SLURM_PROCID='x' is not a number"));
+  }
+  {
+    ScopedEnv env({{"RANK", "0"}, {"WORLD_SIZE", "1"}});
+    CHECK(launch_environment().local_rank == 0);  // LOCAL_RANK may be absent with torchrun
+  }
 }

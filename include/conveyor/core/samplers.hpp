@@ -7,10 +7,13 @@
 #include <conveyor/core/error.hpp>
 #include <conveyor/core/rng.hpp>
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -84,6 +87,61 @@ class RandomSampler : public detail::EpochState {
   std::uint64_t seed_;
 };
 
+/// Where this process sits in a data-parallel job, as its launcher announced it.
+struct LaunchEnvironment {
+  std::uint64_t rank = 0;
+  std::uint64_t world_size = 1;
+  std::uint64_t local_rank = 0;  ///< the process's index on its node: its GPU
+  std::string source;            ///< "torchrun", "Open MPI" or "SLURM"
+};
+
+/// Reads the launcher's variables: torchrun's RANK, WORLD_SIZE, LOCAL_RANK; else Open MPI's
+/// OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK; else SLURM's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID.
+/// The first launcher whose variables are present wins: under `srun torchrun`, SLURM's describe the
+/// torchrun agents and torchrun's the workers, so they differ by design.
+/// @throws ConfigError when none is set, or a launcher's values are partial, not numbers, or
+///         contradict each other (rank beyond the world, local rank beyond the rank).
+[[nodiscard]] inline LaunchEnvironment launch_environment() {
+  struct Source {
+    const char* name;
+    const char* rank;
+    const char* size;
+    const char* local;
+  };
+  static constexpr Source sources[] = {{"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
+                                       {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                                        "OMPI_COMM_WORLD_LOCAL_RANK"},
+                                       {"SLURM", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"}};
+  for (const Source& src : sources) {
+    const char* values[3] = {std::getenv(src.rank), std::getenv(src.size), std::getenv(src.local)};
+    if (!values[0] && !values[1] && !values[2]) continue;
+    const char* names[3] = {src.rank, src.size, src.local};
+    std::uint64_t parsed[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+      const bool optional = i == 2 && std::string_view(src.name) == "torchrun";  // LOCAL_RANK may be absent
+      if (!values[i]) {
+        if (optional) continue;
+        throw ConfigError(std::string(src.name) + " environment is partial: " + names[i] + " is not set");
+      }
+      const std::string_view v(values[i]);
+      const auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), parsed[i]);
+      if (err != std::errc() || end != v.data() + v.size())
+        throw ConfigError(std::string(src.name) + " environment: " + names[i] + "='" + values[i] + "' is not a number");
+    }
+    if (parsed[1] == 0) throw ConfigError(std::string(src.name) + " environment: " + names[1] + " is 0");
+    if (parsed[0] >= parsed[1])
+      throw ConfigError(std::string(src.name) + " environment: " + names[0] + "=" + std::to_string(parsed[0]) +
+                        " is not below " + names[1] + "=" + std::to_string(parsed[1]));
+    if (parsed[2] > parsed[0])
+      throw ConfigError(std::string(src.name) + " environment: " + names[2] + "=" + std::to_string(parsed[2]) +
+                        " exceeds " + names[0] + "=" + std::to_string(parsed[0]));
+    return {parsed[0], parsed[1], parsed[2], src.name};
+  }
+  throw ConfigError(
+      "no launcher environment: set RANK and WORLD_SIZE (torchrun), OMPI_COMM_WORLD_RANK and _SIZE (mpirun) "
+      "or SLURM_PROCID and SLURM_NTASKS (srun)");
+}
+
 /// Options of `DistributedSampler`, named as torch names them.
 struct DistributedSamplerOptions {
   std::uint64_t num_replicas = 1;  ///< world size
@@ -114,6 +172,21 @@ class DistributedSampler : public detail::EpochState {
                         " replicas of a dataset of " + std::to_string(n_));
   }
 
+  /// A sampler for this process's share, from the launcher's environment (`launch_environment()`);
+  /// `options`' rank and world size are replaced, the rest kept.
+  /// @throws ConfigError as `launch_environment()` does, or for impossible arguments.
+  [[nodiscard]] static DistributedSampler from_env(std::uint64_t dataset_size, DistributedSamplerOptions options = {}) {
+    const LaunchEnvironment env = launch_environment();
+    options.rank = env.rank;
+    options.num_replicas = env.world_size;
+    DistributedSampler s(dataset_size, options);
+    s.local_rank_ = env.local_rank;
+    return s;
+  }
+
+  /// This process's index on its node (from the environment; 0 otherwise): the GPU it should use.
+  [[nodiscard]] int local_rank() const noexcept { return static_cast<int>(local_rank_); }
+
   /// Indices this rank gets per epoch.
   [[nodiscard]] std::uint64_t size() const noexcept { return num_samples_; }
   /// Indices of all ranks together per epoch (size() * num_replicas).
@@ -141,6 +214,7 @@ class DistributedSampler : public detail::EpochState {
   std::uint64_t n_;
   DistributedSamplerOptions o_;
   std::uint64_t num_samples_ = 0;
+  std::uint64_t local_rank_ = 0;
 };
 
 }  // namespace v0
