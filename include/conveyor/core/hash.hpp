@@ -12,6 +12,7 @@
 namespace conveyor {
 inline namespace v0 {
 
+/// FNV-1a's 64-bit offset basis: the hash of nothing.
 inline constexpr std::uint64_t fnv1a64_basis = 0xcbf29ce484222325ull;
 
 /// Continues an FNV-1a hash `h` over `bytes`.

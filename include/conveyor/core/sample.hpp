@@ -36,6 +36,7 @@ struct SampleSpec {
 /// augmenting on the CPU (the CPU backend, or a sample a device cannot take).
 enum class Stage : std::uint8_t { read, decode, augment, count };
 
+/// The stage's name, as tables print it.
 [[nodiscard]] constexpr std::string_view to_string(Stage s) noexcept {
   switch (s) {
     case Stage::read: return "read";

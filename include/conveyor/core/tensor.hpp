@@ -64,6 +64,7 @@ enum class Layout : std::uint8_t { NCHW, NHWC };
 
 /// Where a tensor's memory lives. `id` is the CUDA ordinal for `cuda`, 0 for `cpu`.
 struct Device {
+  /// Host memory or a CUDA device's.
   enum class Kind : std::uint8_t { cpu, cuda } kind = Kind::cpu;
   int id = 0;
   friend constexpr bool operator==(const Device&, const Device&) = default;

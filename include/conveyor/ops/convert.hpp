@@ -14,6 +14,7 @@ namespace conveyor {
 inline namespace v0 {
 namespace ops {
 
+/// The IEEE bits of `f`.
 [[nodiscard]] CONVEYOR_HD inline std::uint32_t float_bits(float f) noexcept {
 #if defined(__CUDA_ARCH__)
   return __float_as_uint(f);
@@ -24,6 +25,7 @@ namespace ops {
 #endif
 }
 
+/// The float with IEEE bits `u`.
 [[nodiscard]] CONVEYOR_HD inline float bits_float(std::uint32_t u) noexcept {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(u);

@@ -19,6 +19,7 @@ inline namespace v0 {
 struct RawTensor {
   SampleSpec spec{};
 
+  /// Nothing to keep between samples.
   struct Workspace {};
   [[nodiscard]] Workspace make_workspace() const noexcept { return {}; }
   [[nodiscard]] SampleSpec sample_spec() const noexcept { return spec; }

@@ -38,8 +38,8 @@ inline constexpr int tile_rows = 16;  ///< output rows per block: two per thread
 inline constexpr int max_taps = 66;
 /// The separable path: source scale up to 4, taps up to 10, and the source rows of 16 output rows.
 inline constexpr float separable_scale = 4.0f;
-inline constexpr int separable_taps = 12;
-inline constexpr int separable_rows = 72;  // 15 s + 2 s + 2 for s = 4, rounded up
+inline constexpr int separable_taps = 12;  ///< taps per column/row kept on the separable path
+inline constexpr int separable_rows = 72;  ///< source rows of a tile: 15 s + 2 s + 2 for s = 4, rounded up
 
 namespace detail {
 
