@@ -56,7 +56,7 @@ inline namespace v0 {
 /// With `device` set to a CUDA ordinal, batches are device tensors: workers decode on the CPU into
 /// pinned memory, a stager thread uploads each batch with one copy on a load stream and runs the
 /// augmentation kernel on a high-priority stream, and the consumer's stream waits for the batch
-/// on the device (DESIGN.md section 3 has the event protocol). Transforms with a `stage()` host
+/// on the device (cuda/backend.cuh draws the event protocol). Transforms with a `stage()` host
 /// half (ImageAugment) are finished on the GPU; others run on the CPU and are uploaded finished.
 ///
 /// An lvalue dataset is referenced and must outlive the pipeline; an rvalue is moved in.
