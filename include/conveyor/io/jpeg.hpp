@@ -161,6 +161,7 @@ struct JpegState {
   std::vector<JSAMPLE> cmyk_rows;  // scratch for CMYK/YCCK, converted to RGB row by row
   std::vector<JSAMPLE> window;     // decode_region's iMCU-aligned window, before the copy out
   std::span<const std::byte> data;  // the image whose header was read
+  JpegInfo info;                    // and what its header said
   std::vector<unsigned char> dc_stream;  // that image without its AC scans, for 1/8 decodes
 };
 
@@ -242,6 +243,7 @@ class JpegDecoder {
       throw DecodeError(refusal);
     }
     s.header_read = true;
+    s.info = info;
     return info;
   }
 
@@ -268,7 +270,7 @@ class JpegDecoder {
     auto& s = *s_;
     if (!s.header_read) throw DecodeError("decoding a window without a successful read_header()");
     const int sw = scaled_size(static_cast<int>(s.cinfo.image_width), r.scale_num);
-    const auto cols = crop_columns(r.x, r.width, sw, column_alignment(r.scale_num), min_crop_width());
+    const auto cols = crop_columns(r.x, r.width, sw, s.info.column_alignment(r.scale_num), s.info.min_crop_width());
     const int width = cols[1] - cols[0];
     if (r.x < 0 || r.width <= 0 || r.x + r.width > sw) cols_checked(r, sw);  // throws, naming the window
     s.window.resize(std::size_t(width) * 3 * std::size_t(r.height > 0 ? r.height : 0));
@@ -291,7 +293,7 @@ class JpegDecoder {
     const int sw = scaled_size(static_cast<int>(s.cinfo.image_width), r.scale_num);
     const int sh = scaled_size(static_cast<int>(s.cinfo.image_height), r.scale_num);
     if (r.scale_num < 1 || r.scale_num > 8 || r.width <= 0 || r.height <= 0 || r.x < 0 || r.y < 0 ||
-        r.x + r.width > sw || r.y + r.height > sh || r.x % column_alignment(r.scale_num) != 0)
+        r.x + r.width > sw || r.y + r.height > sh || r.x % s.info.column_alignment(r.scale_num) != 0)
       cols_checked(r, sw);
     s.header_read = false;
     const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
@@ -354,14 +356,6 @@ class JpegDecoder {
     return true;
   }
 
-  /// Column alignment and narrowest crop of the image whose header was read (see JpegInfo).
-  [[nodiscard]] int column_alignment(int scale_num) const noexcept {
-    return (s_->cinfo.num_components == 1 ? 1 : s_->cinfo.max_h_samp_factor) * scale_num;
-  }
-  [[nodiscard]] int min_crop_width() const noexcept {
-    return 2 * (s_->cinfo.num_components == 1 ? 1 : s_->cinfo.max_h_samp_factor) + 1;
-  }
-
   /// Refuses window `r`: resets libjpeg and throws, naming the window and the image.
   [[noreturn]] void cols_checked(const DecodeRegion& r, int scaled_width) {
     auto& s = *s_;
@@ -372,7 +366,7 @@ class JpegDecoder {
                       std::to_string(r.x) + "+" + std::to_string(r.y) + " at " + std::to_string(r.scale_num) +
                       "/8 is not an aligned window inside the " + std::to_string(scaled_width) + "x" +
                       std::to_string(sh) + " image (columns start at multiples of " +
-                      std::to_string(column_alignment(r.scale_num)) + ")");
+                      std::to_string(s.info.column_alignment(r.scale_num)) + ")");
   }
 
   static bool columns(detail::JpegState& s, const DecodeRegion& r, std::uint8_t* out, std::size_t row_stride,
