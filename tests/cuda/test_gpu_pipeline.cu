@@ -3,6 +3,7 @@
 // producers, kept batches, CPU fallbacks and failures. Runs only where a GPU is (label gpu).
 
 #include <conveyor/cuda/all.cuh>
+#include <conveyor/pipeline/dlpack.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -293,4 +294,120 @@ TEST_CASE("create then iterate a little then break and destroy GPU pipelines man
       if (++k == 1 + cycle % 3) break;
     }
   }
+}
+
+namespace {
+__global__ void trap_kernel() { __trap(); }
+}  // namespace
+
+// Poisons the CUDA context for the rest of the process: CTest runs every GPU case in its own.
+TEST_CASE("a CUDA error mid-epoch surfaces as a CudaError naming the call and the pipeline stays failed",
+          "[gpu][errors][injected]") {
+  cuda::Stream consumer;
+  BatchPipeline pipe(jpeg_dataset(64, 8), SequentialSampler(64), ImageAugment::train(16),
+                     {.batch_size = 4, .workers = 3, .device = 0, .stream = consumer.get()});
+  int seen = 0;
+  try {
+    for (const Batch& b : pipe) {
+      CHECK(b.size() == 4);
+      if (++seen == 3) {  // the user's work on the consumer stream faults
+        trap_kernel<<<1, 1, 0, consumer.get()>>>();
+        CHECK(cudaStreamSynchronize(consumer.get()) != cudaSuccess);
+      }
+    }
+    FAIL("the epoch ended normally on a failed device");
+  } catch (const CudaError& e) {
+    CHECK(e.status() != cudaSuccess);
+    CHECK_THAT(e.what(), Catch::Contains(e.call()) && Catch::Contains(" failed (cudaError"));
+    CHECK_THAT(e.call(), Catch::StartsWith("cuda"));
+  }
+  CHECK(seen >= 3);  // the batch in hand when it failed, at most one more already on its way
+  CHECK(seen <= 4);
+  pipe.set_epoch(1);
+  CHECK_THROWS_AS(pipe.begin(), CudaError);  // stays failed
+}  // and is destroyed, its threads joined, without hanging on the dead context
+
+TEST_CASE("an allocation the device cannot make fails construction with a CudaError and leaves the device usable",
+          "[gpu][errors][injected]") {
+  ImageAugment aug = ImageAugment::train(224);  // f32: 256 x 602 KB of output, and as much arena, per slot
+  const PipelineOptions options{.batch_size = 256, .workers = 2, .device = 0};
+  SECTION("device memory: another user holds all but 256 MB") {
+    std::size_t free = 0, total = 0;
+    CONVEYOR_CUDA_TRY(cudaMemGetInfo(&free, &total));
+    const cuda::DeviceBuffer hog(free - (std::size_t{256} << 20));
+    try {
+      BatchPipeline pipe(jpeg_dataset(8), SequentialSampler(8), aug, options);
+      FAIL("a pipeline needing over 900 MB fitted in 256 MB");
+    } catch (const CudaError& e) {
+      CHECK(e.status() == cudaErrorMemoryAllocation);
+      CHECK_THAT(e.call(), Catch::StartsWith("cudaMalloc("));
+    }
+  }
+  SECTION("pinned host memory: an arena of 64 TiB") {
+    PipelineOptions huge = options;
+    huge.arena_bytes = std::size_t{1} << 46;
+    try {
+      BatchPipeline pipe(jpeg_dataset(8), SequentialSampler(8), aug, huge);
+      FAIL("64 TiB of pinned memory was allocated");
+    } catch (const CudaError& e) {
+      CHECK(e.status() == cudaErrorMemoryAllocation);
+      CHECK_THAT(e.call(), Catch::StartsWith("cudaHostAlloc("));
+    }
+  }
+  CHECK(cudaGetLastError() == cudaSuccess);
+  BatchPipeline pipe(jpeg_dataset(8), SequentialSampler(8), aug, options);  // the memory is back
+  int batches = 0;
+  for (const Batch& b : pipe) batches += b.size() == 8;
+  CHECK(batches == 1);
+}
+
+TEST_CASE("a DLPack tensor of a GPU batch held past the loop's advance still reads its batch", "[gpu][dlpack]") {
+#if CONVEYOR_HAS_DLPACK()
+  const InMemory data = jpeg_dataset(24, 9);
+  ImageAugment aug = ImageAugment::train(16);
+  aug.dtype = DType::bf16;
+  const auto host_batches = [&](int device) {  // every batch's images, copied to the host as delivered
+    std::vector<std::vector<std::byte>> v;
+    BatchPipeline pipe(data, SequentialSampler(data.size()), aug,
+                       {.batch_size = 4, .workers = 3, .prefetch = 2, .device = device});
+    for (const Batch& b : pipe) {
+      v.emplace_back(b.images().nbytes());
+      if (device == cpu_device) std::memcpy(v.back().data(), b.images().data, v.back().size());
+      else CONVEYOR_CUDA_TRY(cudaMemcpy(v.back().data(), b.images().data, v.back().size(), cudaMemcpyDeviceToHost));
+    }
+    return v;
+  };
+  const auto expected = host_batches(cpu_device);
+  BatchPipeline pipe(data, SequentialSampler(data.size()), aug, {.batch_size = 4, .workers = 3, .prefetch = 2, .device = 0});
+  DLManagedTensor* held = nullptr;
+  DLManagedTensor* labels = nullptr;
+  for (const Batch& b : pipe)
+    if (b.number() == 1) {
+      held = to_dlpack(b);
+      labels = to_dlpack(b, BatchTensor::labels);
+    }
+  // Four more batches went through the other slots meanwhile.
+  REQUIRE(held != nullptr);
+  const DLTensor& t = held->dl_tensor;
+  CHECK(t.device.device_type == kDLCUDA);
+  CHECK(t.device.device_id == 0);
+  CHECK(t.dtype.code == kDLBfloat);
+  CHECK(t.ndim == 4);
+  CHECK(t.shape[0] == 4);
+  CHECK(t.shape[1] == 3);  // NCHW
+  std::vector<std::byte> seen(expected[1].size());
+  CONVEYOR_CUDA_TRY(cudaMemcpy(seen.data(), t.data, seen.size(), cudaMemcpyDeviceToHost));
+  CHECK(seen == expected[1]);
+  std::int64_t label = -1;
+  CONVEYOR_CUDA_TRY(cudaMemcpy(&label, labels->dl_tensor.data, sizeof label, cudaMemcpyDeviceToHost));
+  CHECK(labels->dl_tensor.device.device_type == kDLCUDA);
+  CHECK(label == data.label(4));
+  labels->deleter(labels);
+  held->deleter(held);  // the slot is free again: another epoch goes through all of them
+  std::size_t n = 0;
+  for (const Batch& b : pipe) n += b.size();
+  CHECK(n == data.size());
+#else
+  WARN("DLPack's header was not found: the device DLPack test did not run");
+#endif
 }

@@ -69,9 +69,13 @@ class CudaStage final : public detail::DeviceStage {
 
   std::byte* host_arena(std::size_t slot) override { return slots_[slot]->pinned.data(); }
 
-  void wait_uploaded(std::size_t slot) override {
-    const EventRef e = slots_[slot]->uploaded;
-    if (!e.ready()) e.synchronize();
+  void wait_uploaded(std::size_t slot) noexcept override {
+    try {
+      const EventRef e = slots_[slot]->uploaded;
+      if (!e.ready()) e.synchronize();
+    } catch (...) {  // the device failed: a pipeline failure, not this worker's sample's
+      keep_failure();
+    }
   }
 
   void submit(std::size_t slot, std::size_t count, std::size_t bytes) override {
@@ -121,8 +125,7 @@ class CudaStage final : public detail::DeviceStage {
       DeviceGuard guard(c_.device);
       CONVEYOR_CUDA_TRY(cudaEventRecord(slots_[slot]->released.get(), consumer_));
     } catch (...) {
-      std::lock_guard lock(failure_mutex_);
-      if (!failure_) failure_ = std::current_exception();
+      keep_failure();
     }
   }
 
@@ -159,6 +162,12 @@ class CudaStage final : public detail::DeviceStage {
     TimedEvent h2d_start, h2d_end, kernel_start, kernel_end;
     bool timing_pending = false;  // a copy and kernel not yet timed; guarded by submit_mutex_
   };
+
+  /// Keeps the exception being handled, if it is the first, for failure().
+  void keep_failure() noexcept {
+    std::lock_guard lock(failure_mutex_);
+    if (!failure_) failure_ = std::current_exception();
+  }
 
   /// Adds a slot's last copy and kernel times once the device has run them (under submit_mutex_,
   /// so the events are not re-recorded meanwhile).

@@ -1,14 +1,17 @@
 #pragma once
 /// @file
 /// Batches as DLPack tensors, so libtorch (`at::fromDLPack`), CuPy and JAX take them without a
-/// copy. Needs DLPack's header (Debian: libdlpack-dev); without it this header declares nothing.
+/// copy. Needs DLPack's header: Debian's libdlpack-dev, or one already included (libtorch's
+/// ATen/dlpack.h, when <torch/torch.h> comes first); without either this header declares nothing.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/pipeline/batch.hpp>
 
-#if defined(__has_include)
+#if defined(DLPACK_DLPACK_H_)  // the include guard every copy of dlpack.h uses
+#define CONVEYOR_HAS_DLPACK() 1
+#elif defined(__has_include)
 #if __has_include(<dlpack/dlpack.h>)
 #include <dlpack/dlpack.h>
 #define CONVEYOR_HAS_DLPACK() 1

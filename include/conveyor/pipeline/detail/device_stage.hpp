@@ -65,14 +65,15 @@ class DeviceStage {
   /// The pinned arena of `slot` (ArenaLayout bytes).
   virtual std::byte* host_arena(std::size_t slot) = 0;
   /// Blocks until the last upload from `slot`'s pinned arena has finished (before refilling it).
-  virtual void wait_uploaded(std::size_t slot) = 0;
+  /// A device failure is kept for `failure()`: it is the pipeline's, not the waiting sample's.
+  virtual void wait_uploaded(std::size_t slot) noexcept = 0;
   /// Uploads `bytes` of `slot`'s arena and turns its `count` samples into the output (stager thread).
   virtual void submit(std::size_t slot, std::size_t count, std::size_t bytes) = 0;
   /// Orders the consumer's stream after `slot`'s output (no host wait).
   virtual void hand_out(std::size_t slot) = 0;
   /// Marks the consumer's work on `slot` done: later uploads and kernels into it wait for it.
   virtual void release(std::size_t slot) noexcept = 0;
-  /// A failure `release` could not throw, if any.
+  /// A failure `wait_uploaded` or `release` could not throw, if any.
   virtual std::exception_ptr failure() const noexcept = 0;
   virtual void* output(std::size_t slot) = 0;
   virtual std::int64_t* labels(std::size_t slot) = 0;
