@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # The whole GPU check, in one go, on a machine with a CUDA GPU: configure for the H200
 # (architecture 90), build, run every gpu-labelled test, the same tests under compute-sanitizer
-# (memcheck, racecheck, synccheck; all but the real-photo tests and the one that injects a
-# failing CUDA call), conveyor-bench's CPU and CUDA checksums side by side, and
-# print a summary table last. Logs go to $OUT (or ./gpu-check-out).
+# (memcheck, racecheck, synccheck; all but the real-photo tests and the ones that inject CUDA
+# failures), conveyor-bench's CPU and CUDA checksums side by side, throughput against the PyTorch
+# DataLoader and the hardware ceilings, the libtorch example against the machine's PyTorch, the
+# distributed example where there are two GPUs, and print a summary table last. Logs go to $OUT
+# (or ./gpu-check-out).
 #
-#   benchmarks/gpu/run.sh            # from the repository root
+#   benchmarks/gpu/run.sh [all|check|perf|distributed]     # from the repository root; default all
+#
+# check: the tests, the sanitizers, the checksums, the distributed and libtorch examples;
+# perf: throughput, the kernel against the copy ceiling, the DataLoader comparison, decoding;
+# distributed: only the distributed example, on every GPU (with launch.sh, and torchrun if there).
+# check and perf take 5-8 minutes each on an H200 with 16 cores.
 #
 # Build dependencies the machine lacks (Catch2, Google Benchmark) are found through
 # CONVEYOR_DEPS (default .device-deps, made by the shared device-deps tool); real test images
 # through CONVEYOR_TEST_DATA (default .testdata, a copy of the test-image folder).
 set -uo pipefail
+export NCCL_NVLS_ENABLE=0  # NVLink multicast off (shared hosts)
 cd "$(dirname "$0")/../.."
 out=${OUT:-gpu-check-out}
 logs=$out/logs  # packed into logs.tgz at the end: few files travel back
@@ -19,6 +27,9 @@ deps=${CONVEYOR_DEPS:-$PWD/.device-deps}
 export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build=build-gpu
+part=${1:-all}
+case $part in all | check | perf | distributed) ;; *) echo "usage: $0 [all|check|perf|distributed]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 declare -A result
 
 step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
@@ -50,8 +61,22 @@ fi
 step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCONVEYOR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_FLAGS="$flags" "${jpeg[@]}"
 [ "${result[configure]}" = "${result[configure]#pass}" ] && tail -n 30 "$logs/configure.log"
-step build cmake --build $build -j "$(nproc)"
+targets=()
+[ "$part" = distributed ] && targets=(--target conveyor-distributed conveyor-make-dataset)
+step build cmake --build $build -j "$(nproc)" "${targets[@]}"
 [ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
+bench=$build/tools/conveyor-bench
+# ImageNet-like sets cut from the test photos: 100 classes for throughput, 10 for training.
+inet=/tmp/conveyor-imagenet-like
+inet10=/tmp/conveyor-10-classes
+if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
+  [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
+    --out "$inet" --count 5000 --classes 100 --seed 1
+  [ -d "$inet10" ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
+    --count 5000 --classes 10 --seed 2 > /dev/null
+fi
+
+if want check; then
 step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
 step cpu_tests ctest --test-dir $build -L cpu --no-tests=error --output-on-failure -j "$(nproc)"
 
@@ -60,7 +85,6 @@ for tool in memcheck racecheck synccheck; do
   step "sanitize_$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$tests" "~[data]~[injected]"
 done
 
-bench=$build/tools/conveyor-bench
 for data in examples/data/samples "$CONVEYOR_TEST_DATA/imagefolder"; do
   [ -d "$data" ] || continue
   name=$(basename "$data")
@@ -77,12 +101,37 @@ for data in examples/data/samples "$CONVEYOR_TEST_DATA/imagefolder"; do
     fi
   done
 done
-# Throughput on an ImageNet-like set cut from the test photos (RandomResizedCrop 224, flip,
-# normalize, bf16 NCHW, batch 256), timed from the iterator's creation over 2 epochs.
-inet=/tmp/conveyor-imagenet-like
-if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
-  step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet" \
-    --count 5000 --classes 100 --seed 1
+fi  # check
+
+# Data-parallel: one process per GPU, NCCL checks each epoch is the dataset exactly once plus
+# padding (needs two GPUs).
+gpus=$(nvidia-smi -L | wc -l)
+if (want check || [ "$part" = distributed ]) && [ -d "$inet" ] && [ "$gpus" -ge 2 ]; then
+  step distributed examples/distributed/launch.sh "$gpus" "$build/examples/distributed/conveyor-distributed" \
+    --data "$inet" --epochs 3 --batch 256 --workers 8
+  if command -v torchrun > /dev/null; then
+    # 13 photos over 2 ranks: one index padded per epoch.
+    step distributed_torchrun torchrun --standalone --nproc-per-node="$gpus" --no-python \
+      "$build/examples/distributed/conveyor-distributed" --data examples/data/samples --epochs 3 --batch 4 --workers 2
+  fi
+fi
+
+if want check && [ -d "$inet10" ]; then
+  # The libtorch example against this machine's PyTorch: a ResNet-18 on the 10-class set.
+  torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2> /dev/null)
+  if [ -n "$torch_prefix" ]; then
+    step torch_configure cmake -S . -B build-torch -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DCONVEYOR_ENABLE_CUDA=ON -DCONVEYOR_BUILD_TESTS=OFF -DCONVEYOR_BUILD_BENCHMARKS=OFF -DCONVEYOR_BUILD_TOOLS=OFF \
+      -DCMAKE_PREFIX_PATH="$deps/usr;$torch_prefix" "${jpeg[@]}"
+    step torch_build cmake --build build-torch -j "$(nproc)" --target conveyor-libtorch-train
+    step libtorch_train build-torch/examples/libtorch_train/conveyor-libtorch-train --data "$inet10" --steps 300 \
+      --batch 128 --size 224 --width 64 --workers 16 --csv "$out/libtorch_loss.csv"
+  fi
+fi
+
+# Throughput on the ImageNet-like set (RandomResizedCrop 224, flip, normalize, bf16 NCHW,
+# batch 256), timed from the iterator's creation over 2 epochs.
+if want perf && [ -d "$inet" ]; then
   for run in "cuda 1 on" "cuda 4 on" "cuda 8 on" "cuda 16 on" "cuda 16 off" "cpu 16 on"; do
     set -- $run
     name=throughput_$1_$(printf %02d "$2")_roi_$3
@@ -94,15 +143,12 @@ if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
   if [ -x "$build/benchmarks/bench_pipeline" ]; then
     step bench_pipeline "$build/benchmarks/bench_pipeline" --data "$inet"
   fi
-  # CONVEYOR_GPU_CHECK_QUICK=1 skips the two slow comparisons below (recorded in RESULTS.md).
-  if [ -z "${CONVEYOR_GPU_CHECK_QUICK:-}" ]; then
-    # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts.
-    step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
-      --bench "$bench"
-    # One core's decode: whole image, crop window, window at the DCT scale; wrapper cost.
-    if [ -x "$build/benchmarks/bench_decode" ]; then
-      step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
-    fi
+  # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts.
+  step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
+    --bench "$bench"
+  # One core's decode: whole image, crop window, window at the DCT scale; wrapper cost.
+  if [ -x "$build/benchmarks/bench_decode" ]; then
+    step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
   fi
 fi
 
@@ -114,8 +160,8 @@ fi
   echo "|---|---|"
   for k in $(printf '%s\n' "${!result[@]}" | sort); do echo "| $k | ${result[$k]} |"; done
   echo
-  grep -h "ERROR SUMMARY" "$logs"/sanitize_*.log | sed 's/^/sanitizer: /'
-  grep -h "tests passed" "$logs/gpu_tests.log" "$logs/cpu_tests.log"
+  grep -h "ERROR SUMMARY" "$logs"/sanitize_*.log 2> /dev/null | sed 's/^/sanitizer: /'
+  grep -h "tests passed" "$logs/gpu_tests.log" "$logs/cpu_tests.log" 2> /dev/null
   echo
   tail -n 1 "$logs/make_dataset.log" 2> /dev/null
   tail -n 14 "$logs/throughput_cuda_16_roi_on.log" 2> /dev/null
@@ -125,5 +171,8 @@ fi
   grep -A 8 '^| workers' "$logs/compare.log" 2> /dev/null
   echo
   sed -n '/^| kernel/,$p' "$logs/bench_pipeline.log" 2> /dev/null
+  echo
+  grep -hE '^epoch|^distributed' "$logs"/distributed*.log 2> /dev/null
+  grep -E '^loss|img/s|^h2d|^kernel' "$logs/libtorch_train.log" 2> /dev/null
 } | tee "$out/summary.md"
 tar czf "$out/logs.tgz" -C "$logs" . && rm -rf "$logs"
