@@ -126,6 +126,8 @@ if want check && [ -d "$inet10" ]; then
     step torch_build cmake --build build-torch -j "$(nproc)" --target conveyor-libtorch-train
     step libtorch_train build-torch/examples/libtorch_train/conveyor-libtorch-train --data "$inet10" --steps 300 \
       --batch 128 --size 224 --width 64 --workers 16 --csv "$out/libtorch_loss.csv"
+    python3 benchmarks/compare/svg_plot.py --out "$out/libtorch_loss.svg" --csv "$out/libtorch_loss.csv" --every 10 \
+      --title "ResNet-18 on 10 classes, fed by conveyor on one $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
   fi
 fi
 
@@ -145,7 +147,7 @@ if want perf && [ -d "$inet" ]; then
   fi
   # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts.
   step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
-    --bench "$bench"
+    --bench "$bench" --svg "$out/throughput.svg"
   # One core's decode: whole image, crop window, window at the DCT scale; wrapper cost.
   if [ -x "$build/benchmarks/bench_decode" ]; then
     step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
