@@ -29,13 +29,15 @@
 #include <thread>
 #include <vector>
 
-namespace {
-
-#define NCCL_TRY(expr)                                                                                  \
-  do {                                                                                                  \
-    const ncclResult_t r_ = (expr);                                                                     \
-    if (r_ != ncclSuccess) throw std::runtime_error(std::string(#expr) + " failed: " + ncclGetErrorString(r_)); \
+/// Evaluates the NCCL call `expr`; on failure throws, naming the call and NCCL's reason.
+#define NCCL_TRY(expr)                                                                                           \
+  do {                                                                                                           \
+    const ncclResult_t nccl_status_ = (expr);                                                                    \
+    if (nccl_status_ != ncclSuccess)                                                                             \
+      throw std::runtime_error(std::string(#expr) + " failed: " + ncclGetErrorString(nccl_status_));             \
   } while (0)
+
+namespace {
 
 /// Adds the batch's labels (on the GPU) to *sum: the consumer's work, on the consumer's stream.
 __global__ void add_labels(const std::int64_t* labels, int n, unsigned long long* sum) {
