@@ -50,28 +50,30 @@ namespace detail {
 
 inline constexpr float two23 = 8388608.0f;  // 2^23: floats from here to 2^24 are the integers
 
-/// Byte `k` of `w` as a float, without a conversion instruction: the bits of 2^23 + byte, minus 2^23.
-__device__ __forceinline__ float byte_float(std::uint32_t w, int k = 0) {
+/// A byte (0..255, zero-extended) as a float, without a conversion instruction: the bits of
+/// 2^23 + b, minus 2^23.
+__device__ __forceinline__ float byte_float(std::uint32_t b) { return __fsub_rn(__uint_as_float(0x4B000000u | b), two23); }
+
+/// Byte `k` of `w` as a float, the same way (one byte permute builds 2^23 + byte).
+__device__ __forceinline__ float word_byte_float(std::uint32_t w, int k) {
   return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B00u, 0x5440u | static_cast<unsigned>(k))), two23);
 }
 
-/// `ops::to_u8(v)` as a float: clamped to [0, 255], then rounded to nearest even by adding 2^23
+/// `ops::to_u8(v)` plus 2^23: clamped to [0, 255], then rounded to nearest even by adding 2^23
 /// (clamping first gives the same integer: rounding is monotonic and 0 and 255 are integers).
-__device__ __forceinline__ float round_u8(float v) {
-  return __fsub_rn(__fadd_rn(fminf(fmaxf(v, 0.0f), 255.0f), two23), two23);
+/// Its low byte is the rounded value; minus 2^23 it is that value as a float.
+__device__ __forceinline__ float round_u8_biased(float v) { return __fadd_rn(fminf(fmaxf(v, 0.0f), 255.0f), two23); }
+__device__ __forceinline__ float unbias(float t) { return __fsub_rn(t, two23); }
+
+/// Three rounded values (biased, as `round_u8_biased` gives them) packed as bytes 0-2 of a word
+/// (byte 3 is not read).
+__device__ __forceinline__ std::uint32_t pack_rgb(const float t[3]) {
+  const std::uint32_t rg = __byte_perm(__float_as_uint(t[0]), __float_as_uint(t[1]), 0x0040u);
+  return __byte_perm(rg, __float_as_uint(t[2]), 0x7410u);
 }
 
-/// The byte an integral float in [0, 255] holds, in the low byte (2^23's bits above it).
-__device__ __forceinline__ std::uint32_t float_byte_bits(float r) { return __float_as_uint(__fadd_rn(r, two23)); }
-__device__ __forceinline__ std::uint8_t float_byte(float r) { return static_cast<std::uint8_t>(float_byte_bits(r)); }
-
-/// Three integral floats in [0, 255] packed as the bytes 0-2 of a word (byte 3 is not read).
-__device__ __forceinline__ std::uint32_t pack_rgb(const float v[3]) {
-  const std::uint32_t rg = __byte_perm(float_byte_bits(v[0]), float_byte_bits(v[1]), 0x0040u);
-  return __byte_perm(rg, float_byte_bits(v[2]), 0x7410u);
-}
-
-/// `ops::row_sum`: each channel's fmaf chain in tap order, rounded to u8. The weights are
+/// `ops::row_sum`: each channel's fmaf chain in tap order, rounded to u8 (biased, see
+/// `round_u8_biased`). The weights are
 /// `stride` floats apart (a transposed table, so a warp's loads hit distinct banks). A loop with
 /// the thread's own trip count: unrolled to the largest count, the taps past it would be issued
 /// too, predicated off. `Step` is the pixel stride when known at compile time (3: an upright
@@ -89,13 +91,13 @@ __device__ __forceinline__ void row_sum(const std::uint8_t* first, std::int64_t 
     a1 = fmaf(wj, byte_float(q[1]), a1);
     a2 = fmaf(wj, byte_float(q[2]), a2);
   }
-  out[0] = round_u8(a0);
-  out[1] = round_u8(a1);
-  out[2] = round_u8(a2);
+  out[0] = round_u8_biased(a0);
+  out[1] = round_u8_biased(a1);
+  out[2] = round_u8_biased(a2);
 }
 
-/// `ops::store` of a pixel's three rounded values, flipped as planned; the dtype and layout are
-/// compile-time so the only branch left is the bounds check.
+/// `ops::store` of a pixel's three rounded values (biased, see `round_u8_biased`), flipped as
+/// planned; the dtype and layout are compile-time.
 template <DType D, Layout L>
 __device__ __forceinline__ void store_pixel(std::byte* out, const ops::SamplePlan& p, const ops::OutputParams& params,
                                             int ox, int oy, const float v[3]) {
@@ -104,9 +106,9 @@ __device__ __forceinline__ void store_pixel(std::byte* out, const ops::SamplePla
   for (int c = 0; c < 3; ++c) {
     const std::int64_t i = ops::element_index(L, c, oy, dx, p.out_height, p.out_width);
     if constexpr (D == DType::u8) {
-      reinterpret_cast<std::uint8_t*>(out)[i] = float_byte(v[c]);
+      reinterpret_cast<std::uint8_t*>(out)[i] = static_cast<std::uint8_t>(__float_as_uint(v[c]));
     } else {
-      const float x = fmaf(v[c], params.scale[c], params.bias[c]);
+      const float x = fmaf(unbias(v[c]), params.scale[c], params.bias[c]);
       if constexpr (D == DType::f32) reinterpret_cast<float*>(out)[i] = x;
       else if constexpr (D == DType::f16) reinterpret_cast<std::uint16_t*>(out)[i] = ops::to_f16_bits(x);
       else reinterpret_cast<std::uint16_t*>(out)[i] = ops::to_bf16_bits(x);
@@ -202,9 +204,9 @@ __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src
     for (int j = 0; j < ty.count; ++j) {
       const std::uint32_t rgb = s.rows[ty.first + j - lo][threadIdx.x];
 #pragma unroll
-      for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], byte_float(rgb, c), acc[c]);
+      for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], word_byte_float(rgb, c), acc[c]);
     }
-    const float v[3] = {round_u8(acc[0]), round_u8(acc[1]), round_u8(acc[2])};
+    const float v[3] = {round_u8_biased(acc[0]), round_u8_biased(acc[1]), round_u8_biased(acc[2])};
     store_pixel<D, L>(out, p, params, ox, oy, v);
   }
 }
@@ -230,9 +232,9 @@ __device__ void direct_tile(const ops::SamplePlan& p, const std::uint8_t* src, s
       float rgb[3];
       row_sum<0>(column + std::int64_t{p.y.src_begin + ty.first + j} * p.src.y_stride, p.src.x_stride, tx.count, wx,
                  block_x, rgb);
-      for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], rgb[c], acc[c]);
+      for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], unbias(rgb[c]), acc[c]);
     }
-    const float v[3] = {round_u8(acc[0]), round_u8(acc[1]), round_u8(acc[2])};
+    const float v[3] = {round_u8_biased(acc[0]), round_u8_biased(acc[1]), round_u8_biased(acc[2])};
     store_pixel<D, L>(out, p, params, ox, oy, v);
   }
 }
