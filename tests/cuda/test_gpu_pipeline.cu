@@ -329,30 +329,28 @@ TEST_CASE("a CUDA error mid-epoch surfaces as a CudaError naming the call and th
 
 TEST_CASE("an allocation the device cannot make fails construction with a CudaError and leaves the device usable",
           "[gpu][errors][injected]") {
-  ImageAugment aug = ImageAugment::train(224);  // f32: 256 x 602 KB of output, and as much arena, per slot
+  const ImageAugment aug = ImageAugment::train(224);  // f32: 256 x 602 KB of output, and as much arena, per slot
   const PipelineOptions options{.batch_size = 256, .workers = 2, .device = 0};
+  // Construction fails with an out-of-memory CudaError from `call`.
+  const auto refused = [&](const PipelineOptions& o, const char* call, const char* otherwise) {
+    try {
+      BatchPipeline pipe(jpeg_dataset(8), SequentialSampler(8), aug, o);
+      FAIL(otherwise);
+    } catch (const CudaError& e) {
+      CHECK(e.status() == cudaErrorMemoryAllocation);
+      CHECK_THAT(e.call(), Catch::StartsWith(call));
+    }
+  };
   SECTION("device memory: another user holds all but 256 MB") {
     std::size_t free = 0, total = 0;
     CONVEYOR_CUDA_TRY(cudaMemGetInfo(&free, &total));
     const cuda::DeviceBuffer hog(free - (std::size_t{256} << 20));
-    try {
-      BatchPipeline pipe(jpeg_dataset(8), SequentialSampler(8), aug, options);
-      FAIL("a pipeline needing over 900 MB fitted in 256 MB");
-    } catch (const CudaError& e) {
-      CHECK(e.status() == cudaErrorMemoryAllocation);
-      CHECK_THAT(e.call(), Catch::StartsWith("cudaMalloc("));
-    }
+    refused(options, "cudaMalloc(", "a pipeline needing over 900 MB fitted in 256 MB");
   }
   SECTION("pinned host memory: an arena of 64 TiB") {
     PipelineOptions huge = options;
     huge.arena_bytes = std::size_t{1} << 46;
-    try {
-      BatchPipeline pipe(jpeg_dataset(8), SequentialSampler(8), aug, huge);
-      FAIL("64 TiB of pinned memory was allocated");
-    } catch (const CudaError& e) {
-      CHECK(e.status() == cudaErrorMemoryAllocation);
-      CHECK_THAT(e.call(), Catch::StartsWith("cudaHostAlloc("));
-    }
+    refused(huge, "cudaHostAlloc(", "64 TiB of pinned memory was allocated");
   }
   CHECK(cudaGetLastError() == cudaSuccess);
   BatchPipeline pipe(jpeg_dataset(8), SequentialSampler(8), aug, options);  // the memory is back

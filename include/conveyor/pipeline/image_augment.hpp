@@ -158,13 +158,7 @@ struct ImageAugment {
   /// Decodes `jpeg` and writes the augmented image to `out` (`sample_spec().bytes()` bytes).
   /// @throws DecodeError when the bytes are not a decodable JPEG.
   void apply(const SampleContext& ctx, std::span<const std::byte> jpeg, std::span<std::byte> out, Workspace& ws) const {
-    DecodeJob job = plan_decode(ctx, jpeg, ws);
-    ws.pixels.resize(job.bytes());
-    decode_into(ctx, job, ws.pixels.data(), ws);
-    const ops::SamplePlan p = job.finish(0);
-    StageTimer timer(ctx, Stage::augment);
-    detail::NvtxRange range("augment");
-    ops::cpu::resample(ws.pixels.data(), p, output_params(), out.data(), ws.scratch);
+    resample_on_cpu(ctx, decode_to_workspace(ctx, plan_decode(ctx, jpeg, ws), ws), out.data(), ws);
   }
 
   /// Source scale above which a sample is finished on the CPU instead of by a device: the kernel
@@ -187,14 +181,9 @@ struct ImageAugment {
       decode_into(ctx, job, reinterpret_cast<std::uint8_t*>(area.data + *at), ws);
       return job.finish(static_cast<std::int64_t>(*at));
     }
-    ws.pixels.resize(job.bytes());
-    decode_into(ctx, job, ws.pixels.data(), ws);
-    const ops::SamplePlan cpu = job.finish(0);
-    StageTimer timer(ctx, Stage::augment);
-    detail::NvtxRange range("augment");
+    ops::SamplePlan p = decode_to_workspace(ctx, job, ws);
     const std::size_t off = area.allocator->allocate_reserve();
-    ops::cpu::resample(ws.pixels.data(), cpu, output_params(), area.data + off, ws.scratch);
-    ops::SamplePlan p = cpu;
+    resample_on_cpu(ctx, p, area.data + off, ws);
     p.precomputed = 1;
     p.src = {static_cast<std::int64_t>(off), 3, 0, 0, 0};
     return p;
@@ -289,6 +278,20 @@ struct ImageAugment {
       ws.decoder.decode(dst, row);
     else
       ws.decoder.decode_columns(job.region, dst, row);
+  }
+
+  /// Decodes `job`'s window into the workspace; returns the plan reading it there.
+  ops::SamplePlan decode_to_workspace(const SampleContext& ctx, const DecodeJob& job, Workspace& ws) const {
+    ws.pixels.resize(job.bytes());
+    decode_into(ctx, job, ws.pixels.data(), ws);
+    return job.finish(0);
+  }
+
+  /// Resamples, flips, normalises and converts the workspace's pixels as `p` says, into `out`.
+  void resample_on_cpu(const SampleContext& ctx, const ops::SamplePlan& p, std::byte* out, Workspace& ws) const {
+    StageTimer timer(ctx, Stage::augment);
+    detail::NvtxRange range("augment");
+    ops::cpu::resample(ws.pixels.data(), p, output_params(), out, ws.scratch);
   }
 
   /// Rewrites one axis of a plan for the image decoded at `n`/8: positions scale by n/8, and a

@@ -73,20 +73,19 @@ __device__ __forceinline__ std::uint32_t pack_rgb(const float t[3]) {
 }
 
 /// `ops::row_sum`: each channel's fmaf chain in tap order, rounded to u8 (biased, see
-/// `round_u8_biased`). The weights are
-/// `stride` floats apart (a transposed table, so a warp's loads hit distinct banks). A loop with
-/// the thread's own trip count: unrolled to the largest count, the taps past it would be issued
-/// too, predicated off. `Step` is the pixel stride when known at compile time (3: an upright
-/// image), else 0 and `x_stride` gives it.
+/// `round_u8_biased`). `w` is the column's first weight in the transposed table (`compute_taps`),
+/// so its taps are `block_x` floats apart. A loop with the thread's own trip count: unrolled to
+/// the largest count, the taps past it would be issued too, predicated off. `Step` is the pixel
+/// stride when known at compile time (3: an upright image), else 0 and `x_stride` gives it.
 template <int Step>
 __device__ __forceinline__ void row_sum(const std::uint8_t* first, std::int64_t x_stride, int count, const float* w,
-                                        int stride, float out[3]) {
+                                        float out[3]) {
   const std::int64_t step = Step != 0 ? Step : x_stride;
   float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
 #pragma unroll 2
   for (int j = 0; j < count; ++j) {
     const std::uint8_t* q = first + j * step;
-    const float wj = w[j * stride];
+    const float wj = w[j * block_x];
     a0 = fmaf(wj, byte_float(q[0]), a0);
     a1 = fmaf(wj, byte_float(q[1]), a1);
     a2 = fmaf(wj, byte_float(q[2]), a2);
@@ -144,15 +143,15 @@ inline constexpr std::size_t shared_bytes =
     sizeof(SeparableShared) > sizeof(DirectShared) ? sizeof(SeparableShared) : sizeof(DirectShared);
 
 /// Warp 0 computes the column taps, warp 1 the row taps: tap j of column x goes to
-/// weights_x[x * x_stride + j * j_stride], of row t to weights_y[t * y_stride + j].
+/// weights_x[j * block_x + x] (a transposed table, so a warp's loads hit distinct banks), of row t
+/// to weights_y[t * y_stride + j].
 __device__ inline void compute_taps(const ops::SamplePlan& p, int ox, int tile_y0, ops::AxisTaps* taps_x,
-                                    ops::AxisTaps* taps_y, float* weights_x, int x_stride, int j_stride,
-                                    float* weights_y, int y_stride) {
+                                    ops::AxisTaps* taps_y, float* weights_x, float* weights_y, int y_stride) {
   static_assert(tile_rows == block_x, "one warp computes the row taps");
   if (threadIdx.y == 0) {
     const ops::AxisTaps t = ox < p.out_width ? ops::axis_taps(p.x, ox) : ops::AxisTaps{};
     taps_x[threadIdx.x] = t;
-    for (int j = 0; j < t.count; ++j) weights_x[threadIdx.x * x_stride + j * j_stride] = ops::tap_weight(t, j);
+    for (int j = 0; j < t.count; ++j) weights_x[j * block_x + threadIdx.x] = ops::tap_weight(t, j);
   } else if (threadIdx.y == 1) {
     const int row = tile_y0 + static_cast<int>(threadIdx.x);
     const ops::AxisTaps t = row < p.out_height ? ops::axis_taps(p.y, row) : ops::AxisTaps{};
@@ -161,11 +160,29 @@ __device__ inline void compute_taps(const ops::SamplePlan& p, int ox, int tile_y
   }
 }
 
+/// This thread's output rows of the tile (every block_y-th): `combine(ty, wy, acc)` sums the row's
+/// vertical taps into `acc`, then the pixel is rounded and stored.
+template <DType D, Layout L, int YStride, class Combine>
+__device__ __forceinline__ void output_rows(const ops::SamplePlan& p, const ops::OutputParams& params, std::byte* out,
+                                            int ox, int tile_y0, const ops::AxisTaps* taps_y, const float* weights_y,
+                                            Combine&& combine) {
+#pragma unroll
+  for (int k = 0; k < tile_rows / block_y; ++k) {
+    const int t = static_cast<int>(threadIdx.y) + k * block_y;
+    const int oy = tile_y0 + t;
+    if (oy >= p.out_height) break;
+    float acc[3] = {0.0f, 0.0f, 0.0f};
+    combine(taps_y[t], weights_y + t * YStride, acc);
+    const float v[3] = {round_u8_biased(acc[0]), round_u8_biased(acc[1]), round_u8_biased(acc[2])};
+    store_pixel<D, L>(out, p, params, ox, oy, v);
+  }
+}
+
 /// The separable path, for one block's tile.
 template <DType D, Layout L, int Step>
 __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
                                const ops::OutputParams& params, int ox, int tile_y0, SeparableShared& s) {
-  compute_taps(p, ox, tile_y0, s.taps_x, s.taps_y, s.weights_x, 1, block_x, s.weights_y, separable_taps);
+  compute_taps(p, ox, tile_y0, s.taps_x, s.taps_y, s.weights_x, s.weights_y, separable_taps);
   if (threadIdx.y == 1) {  // the source rows any of the tile's output rows reads: a warp reduction
     const ops::AxisTaps& t = s.taps_y[threadIdx.x];
     int lo = t.count > 0 ? t.first : 1 << 30, hi = t.count > 0 ? t.first + t.count : 0;
@@ -186,57 +203,42 @@ __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src
   const std::uint8_t* column = src + std::int64_t{p.x.src_begin + tx.first} * p.src.x_stride;
   for (int r = static_cast<int>(threadIdx.y); r < rows; r += block_y) {
     float rgb[3];
-    row_sum<Step>(column + std::int64_t{p.y.src_begin + lo + r} * p.src.y_stride, p.src.x_stride, tx.count, wx, block_x,
-                  rgb);
+    row_sum<Step>(column + std::int64_t{p.y.src_begin + lo + r} * p.src.y_stride, p.src.x_stride, tx.count, wx, rgb);
     s.rows[r][threadIdx.x] = pack_rgb(rgb);
   }
   __syncthreads();
   if (ox >= p.out_width) return;
   // Vertical pass: each thread combines the rows of its four output rows.
+  output_rows<D, L, separable_taps>(p, params, out, ox, tile_y0, s.taps_y, s.weights_y,
+                                    [&](const ops::AxisTaps& ty, const float* wy, float acc[3]) {
+                                      for (int j = 0; j < ty.count; ++j) {
+                                        const std::uint32_t rgb = s.rows[ty.first + j - lo][threadIdx.x];
 #pragma unroll
-  for (int k = 0; k < tile_rows / block_y; ++k) {
-    const int t = static_cast<int>(threadIdx.y) + k * block_y;
-    const int oy = tile_y0 + t;
-    if (oy >= p.out_height) break;
-    const ops::AxisTaps ty = s.taps_y[t];
-    const float* wy = s.weights_y + t * separable_taps;
-    float acc[3] = {0.0f, 0.0f, 0.0f};
-    for (int j = 0; j < ty.count; ++j) {
-      const std::uint32_t rgb = s.rows[ty.first + j - lo][threadIdx.x];
-#pragma unroll
-      for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], word_byte_float(rgb, c), acc[c]);
-    }
-    const float v[3] = {round_u8_biased(acc[0]), round_u8_biased(acc[1]), round_u8_biased(acc[2])};
-    store_pixel<D, L>(out, p, params, ox, oy, v);
-  }
+                                        for (int c = 0; c < 3; ++c)
+                                          acc[c] = fmaf(wy[j], word_byte_float(rgb, c), acc[c]);
+                                      }
+                                    });
 }
 
 /// The per-pixel path (source scale > 4 on an axis): each output pixel filters its own rows.
 template <DType D, Layout L>
 __device__ void direct_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
                             const ops::OutputParams& params, int ox, int tile_y0, DirectShared& s) {
-  compute_taps(p, ox, tile_y0, s.taps_x, s.taps_y, s.weights_x, 1, block_x, s.weights_y, max_taps);
+  compute_taps(p, ox, tile_y0, s.taps_x, s.taps_y, s.weights_x, s.weights_y, max_taps);
   __syncthreads();
   if (ox >= p.out_width) return;
   const ops::AxisTaps tx = s.taps_x[threadIdx.x];
   const float* wx = s.weights_x + threadIdx.x;
   const std::uint8_t* column = src + std::int64_t{p.x.src_begin + tx.first} * p.src.x_stride;
-  for (int k = 0; k < tile_rows / block_y; ++k) {
-    const int t = static_cast<int>(threadIdx.y) + k * block_y;
-    const int oy = tile_y0 + t;
-    if (oy >= p.out_height) break;
-    const ops::AxisTaps ty = s.taps_y[t];
-    const float* wy = s.weights_y + t * max_taps;
-    float acc[3] = {0.0f, 0.0f, 0.0f};
-    for (int j = 0; j < ty.count; ++j) {
-      float rgb[3];
-      row_sum<0>(column + std::int64_t{p.y.src_begin + ty.first + j} * p.src.y_stride, p.src.x_stride, tx.count, wx,
-                 block_x, rgb);
-      for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], unbias(rgb[c]), acc[c]);
-    }
-    const float v[3] = {round_u8_biased(acc[0]), round_u8_biased(acc[1]), round_u8_biased(acc[2])};
-    store_pixel<D, L>(out, p, params, ox, oy, v);
-  }
+  output_rows<D, L, max_taps>(p, params, out, ox, tile_y0, s.taps_y, s.weights_y,
+                              [&](const ops::AxisTaps& ty, const float* wy, float acc[3]) {
+                                for (int j = 0; j < ty.count; ++j) {
+                                  float rgb[3];
+                                  row_sum<0>(column + std::int64_t{p.y.src_begin + ty.first + j} * p.src.y_stride,
+                                             p.src.x_stride, tx.count, wx, rgb);
+                                  for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], unbias(rgb[c]), acc[c]);
+                                }
+                              });
 }
 
 }  // namespace detail
