@@ -4,14 +4,16 @@
 /// its output (resample, flip, normalise, convert, store) with the arithmetic of the CPU backend's
 /// per-pixel functions, in the same order, so the bits are the same.
 ///
-/// Each block makes a 32 x 32 tile of one sample. Usually (source scale <= 4 on both axes, the
-/// case after DCT-scaled decoding) it runs separably like the CPU: the horizontal pass of every
+/// Each block makes a 32 x 64 tile of one sample. Usually (source scale <= 3.5 on both axes; DCT-
+/// scaled decoding leaves at most 2) it runs separably like the CPU: the horizontal pass of every
 /// source row the tile needs goes to shared memory once, rounded to u8 as the CPU rounds it, then
 /// each thread combines its rows. Larger scales, whose rows would not fit, take the per-pixel path;
-/// both give the same bits.
+/// both give the same bits. Every pixel of a tile gets the same number of taps (see `TapWindows`),
+/// so the tap loops unroll with the weights in registers.
 ///
-/// The kernel is bound by instruction issue, not memory (about 360 instructions per output pixel
-/// on an H200, three quarters of the issue slots busy). Rounding and float-to-integer conversion
+/// On an H200 the kernel is bound by instruction issue and load latency, not bandwidth (Nsight
+/// Compute, 32-row tiles: about 220 instructions per output pixel, issue slots 64 % busy, the
+/// largest stall the horizontal pass's loads). Rounding and float-to-integer conversion
 /// instructions run on a narrow pipe there, so bytes become floats and floats become rounded bytes
 /// through the float format instead (2^23 + b is exact; adding 2^23 rounds to an integer).
 
@@ -43,12 +45,14 @@ namespace cuda::kernels {
 
 inline constexpr int block_x = 32;  ///< threads across: one output column each
 inline constexpr int block_y = 8;   ///< threads down
-inline constexpr int tile_rows = 32;  ///< output rows per block: four per thread
+inline constexpr int tile_rows = 64;  ///< output rows per block: eight per thread
 /// Filter taps kept per output column/row on the per-pixel path: a source scale up to 32 (taps <= 2 s + 2).
 inline constexpr int max_taps = 66;
-/// The separable path: source scale up to 4, so taps up to 9 (2 s + 1), and the 33 s + 2 source
-/// rows of 32 output rows.
-inline constexpr float separable_scale = 4.0f;
+/// The separable path: source scale up to 3.5, so taps up to 8 (2 s + 1), and the 65 s + 2 source
+/// rows of 64 output rows (six blocks of them fit an SM).
+inline constexpr float separable_scale = 3.5f;
+inline constexpr int separable_taps = 8;
+inline constexpr int separable_rows = 232;
 /// Tap counts up to this get straight-line code (a source scale up to about 2.5, the usual case
 /// after DCT-scaled decoding); larger ones loop.
 inline constexpr int unrolled_taps = 6;
@@ -90,25 +94,43 @@ struct TapWindows {
   int lo, hi;  ///< source range the windows of pixels with taps cover
 };
 
-/// One warp, one lane per output pixel `o` of axis `a` (`inside`: the pixel is in the output):
-/// writes the lane's window start to `start[lane]` and its weights to
-/// `weights[j * jstride + lane * istride]`. Windows stay inside the source (shifted left at its
-/// far edge); pixels without taps (outside the output, or padding) start at the lowest window.
-__device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int o, bool inside, int* start, float* weights,
-                                          int jstride, int istride) {
+/// One warp, `N` output pixels per lane (`first + lane + k * 32`, those below `end` in the
+/// output) of axis `a`: writes each pixel's window start to `start[i]` and its weights to
+/// `weights[j * jstride + i * istride]`, taps j = part, part + parts, ... (`parts` warps share the
+/// work). Windows stay inside the source (shifted left at its far edge); pixels without taps
+/// (outside the output, or padding) start at the lowest window.
+template <int N>
+__device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int first, int end, int* start, float* weights,
+                                          int jstride, int istride, int part, int parts) {
   const int lane = static_cast<int>(threadIdx.x);
-  const ops::AxisTaps t = inside ? ops::axis_taps(a, o) : ops::AxisTaps{};
-  const int taps = __reduce_max_sync(0xFFFFFFFFu, t.count);
+  ops::AxisTaps t[N];
+  int taps = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const int o = first + lane + k * block_x;
+    t[k] = o < end ? ops::axis_taps(a, o) : ops::AxisTaps{};
+    taps = max(taps, t[k].count);
+  }
+  taps = __reduce_max_sync(0xFFFFFFFFu, taps);
   const int size = a.src_end - a.src_begin;
-  int s = t.first + taps > size ? size - taps : t.first;
-  int lo = __reduce_min_sync(0xFFFFFFFFu, t.count > 0 ? s : INT_MAX);
-  int hi = __reduce_max_sync(0xFFFFFFFFu, t.count > 0 ? s + taps : INT_MIN);
+  int s[N], lo = INT_MAX, hi = INT_MIN;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    s[k] = t[k].first + taps > size ? size - taps : t[k].first;
+    if (t[k].count > 0) lo = min(lo, s[k]), hi = max(hi, s[k] + taps);
+  }
+  lo = __reduce_min_sync(0xFFFFFFFFu, lo);
+  hi = __reduce_max_sync(0xFFFFFFFFu, hi);
   if (taps == 0) lo = hi = 0;
-  if (t.count == 0) s = lo;
-  start[lane] = s;
-  for (int j = 0; j < taps; ++j) {
-    const int k = s + j - t.first;
-    weights[j * jstride + lane * istride] = k >= 0 && k < t.count ? ops::tap_weight(t, k) : 0.0f;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const int i = lane + k * block_x;
+    if (t[k].count == 0) s[k] = lo;
+    if (part == 0) start[i] = s[k];
+    for (int j = part; j < taps; j += parts) {
+      const int q = s[k] + j - t[k].first;
+      weights[j * jstride + i * istride] = q >= 0 && q < t[k].count ? ops::tap_weight(t[k], q) : 0.0f;
+    }
   }
   return {taps, lo, hi};
 }
@@ -126,21 +148,25 @@ struct TileShared {
   TapWindows wx, wy;
   std::uint32_t rows[Rows][block_x];
 };
-using SeparableShared = TileShared<12, 136>;  // scale <= 4: 9 taps, 134 rows
+using SeparableShared = TileShared<separable_taps, separable_rows>;
 using DirectShared = TileShared<max_taps, 1>;
 inline constexpr std::size_t shared_bytes = std::max(sizeof(SeparableShared), sizeof(DirectShared));
 
-/// Warp 0 lays out the tile's column windows, warp 1 its row windows, then the block syncs.
+/// Warps 0-3 lay out the tile's column windows, warps 4-7 its row windows, each warp of a group a
+/// quarter of the weights (the weights are the long part, and warps progress alike), then the
+/// block syncs.
 template <class Shared>
-__device__ inline void tile_taps(const ops::SamplePlan& p, int ox, int tile_y0, Shared& s) {
-  static_assert(tile_rows == block_x, "one warp lays out the row windows");
-  if (threadIdx.y == 0) {
-    const TapWindows w = uniform_taps(p.x, ox, ox < p.out_width, s.start_x, s.weights_x, block_x, 1);
-    if (threadIdx.x == 0) s.wx = w;
-  } else if (threadIdx.y == 1) {
-    const int oy = tile_y0 + static_cast<int>(threadIdx.x);
-    const TapWindows w = uniform_taps(p.y, oy, oy < p.out_height, s.start_y, s.weights_y, 1, Shared::taps);
-    if (threadIdx.x == 0) s.wy = w;
+__device__ inline void tile_taps(const ops::SamplePlan& p, int tile_y0, Shared& s) {
+  static_assert(block_y == 8 && tile_rows % block_x == 0, "two groups of four warps, whole warps of rows");
+  const int warp = static_cast<int>(threadIdx.y), part = warp % 4;
+  if (warp < 4) {
+    const int x0 = static_cast<int>(blockIdx.x) * block_x;
+    const TapWindows w = uniform_taps<1>(p.x, x0, p.out_width, s.start_x, s.weights_x, block_x, 1, part, 4);
+    if (warp == 0 && threadIdx.x == 0) s.wx = w;
+  } else {
+    const TapWindows w = uniform_taps<tile_rows / block_x>(p.y, tile_y0, p.out_height, s.start_y, s.weights_y, 1,
+                                                           Shared::taps, part, 4);
+    if (warp == 4 && threadIdx.x == 0) s.wy = w;
   }
   __syncthreads();
 }
@@ -254,7 +280,7 @@ __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const op
 template <DType D, Layout L, int Step>
 __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
                                const ops::OutputParams& params, int ox, int tile_y0, SeparableShared& s) {
-  tile_taps(p, ox, tile_y0, s);
+  tile_taps(p, tile_y0, s);
   const int lo = s.wy.lo, rows = s.wy.taps > 0 ? s.wy.hi - lo : 0;
   // Horizontal pass: warps take whole source rows, 32 consecutive columns each.
   const std::uint8_t* first =
@@ -262,7 +288,7 @@ __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src
   horizontal_pass<Step>(first, p.src.x_stride, p.src.y_stride, s.wx.taps, s.weights_x + threadIdx.x, rows, s.rows);
   __syncthreads();
   if (ox >= p.out_width) return;
-  // Vertical pass: each thread combines the rows of its four output rows.
+  // Vertical pass: each thread combines the rows of its eight output rows.
   switch (s.wy.taps) {
 #define CONVEYOR_TAPS_CASE(n) \
   case n: vertical_rows<n, D, L>(p, params, out, ox, tile_y0, n, s); break;
@@ -277,7 +303,7 @@ __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src
 template <DType D, Layout L>
 __device__ void direct_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
                             const ops::OutputParams& params, int ox, int tile_y0, DirectShared& s) {
-  tile_taps(p, ox, tile_y0, s);
+  tile_taps(p, tile_y0, s);
   if (ox >= p.out_width) return;
   const int tx = s.wx.taps, ty = s.wy.taps;
   const float* wx = s.weights_x + threadIdx.x;
@@ -308,8 +334,9 @@ __device__ inline void copy_element(std::byte* dst, const std::byte* src, std::i
 }  // namespace detail
 
 /// grid (tiles across, tiles down, samples), block (block_x, block_y). Six blocks per SM (40
-/// registers, a few values spilled outside the tap loops): on an H200, 135 us a batch against 142
-/// at five blocks (48 registers, no spills) and 158 at four.
+/// registers, a few values spilled outside the tap loops): on an H200, with 32-row tiles, 135 us a
+/// batch against 142 at five blocks (48 registers, no spills) and 158 at four; 64-row tiles, which
+/// lay out each tile's taps half as often per pixel, 130.
 template <DType D, Layout L>
 __global__ void __launch_bounds__(block_x* block_y, 6)
     augment_batch(const std::byte* __restrict__ arena, const ops::SamplePlan* __restrict__ plans,
