@@ -160,3 +160,90 @@ TEST_CASE("progressive photos and conformance files decode at 1/8 from DC scans 
     }
   CHECK(progressive >= 25);
 }
+
+namespace {
+
+/// Windows of `jpeg` at each scale, decoded strictly, against the same columns decoded down to
+/// the bottom: a window that ends above it is decoded from a frame cut below it, one that reaches
+/// it from the whole file, and their common rows must agree. Returns how many differed.
+int differing_scaled_windows(std::span<const std::byte> jpeg, std::uint64_t seed, int per_scale) {
+  CounterRng rng(seed, 0, 0, RngOp::user);
+  int bad = 0;
+  JpegDecoder d;
+  for (int n : {1, 2, 4, 8}) {
+    const JpegInfo info = d.read_header(jpeg);
+    const int w = scaled_size(info.width, n), h = scaled_size(info.height, n);
+    for (int t = 0; t < per_scale; ++t) {
+      const int ww = 1 + int(rng.below(std::uint64_t(w))), wh = 1 + int(rng.below(std::uint64_t(h)));
+      const int x = int(rng.below(std::uint64_t(w - ww + 1))), y = int(rng.below(std::uint64_t(h - wh + 1)));
+      std::vector<std::uint8_t> window(std::size_t(ww) * wh * 3), to_bottom(std::size_t(ww) * (h - y) * 3);
+      d.read_header(jpeg);
+      d.decode_region({x, y, ww, wh, n}, window.data(), std::size_t(ww) * 3);
+      d.read_header(jpeg);
+      d.decode_region({x, y, ww, h - y, n}, to_bottom.data(), std::size_t(ww) * 3);
+      bad += !std::equal(window.begin(), window.end(), to_bottom.begin());
+    }
+  }
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("progressive windows above the bottom decode, strictly, to the pixels of the whole file", "[io][jpeg][roi]") {
+  int i = 0;
+  for (ChromaSubsampling s : {ChromaSubsampling::s444, ChromaSubsampling::s422, ChromaSubsampling::s420})
+    for (int restart : {0, 2}) {
+      const auto jpeg = conveyor_test::random_jpeg(83 + 9 * i, 301 + 17 * i, 31 + i,
+                                                   {.quality = 90, .subsampling = s, .progressive = true,
+                                                    .restart_rows = restart});
+      INFO("case " << i);
+      CHECK(differing_scaled_windows(jpeg, 5 + i, 25) == 0);
+      ++i;
+    }
+  const auto gray = conveyor_test::random_jpeg(77, 260, 8, {.progressive = true}, 1);
+  CHECK(differing_scaled_windows(gray, 4, 25) == 0);
+}
+
+TEST_CASE("the frame height is rewritten in place, or not at all", "[io][jpeg][roi]") {
+  const auto jpeg = conveyor_test::random_jpeg(64, 48, 9, {.progressive = true});
+  std::vector<unsigned char> bytes(reinterpret_cast<const unsigned char*>(jpeg.data()),
+                                   reinterpret_cast<const unsigned char*>(jpeg.data()) + jpeg.size());
+  REQUIRE(set_frame_height(bytes, 17));
+  CHECK(JpegDecoder().read_header(std::as_bytes(std::span(bytes))).height == 17);
+  CHECK(JpegDecoder().read_header(std::as_bytes(std::span(bytes))).width == 64);
+  const std::vector<unsigned char> patched = bytes;
+  CHECK_FALSE(set_frame_height(bytes, 0));
+  CHECK_FALSE(set_frame_height(bytes, 70000));
+  for (std::size_t n = 0; n < 40; ++n) {  // the frame header ends past the first 40 bytes
+    std::vector<unsigned char> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+    CHECK_FALSE(set_frame_height(cut, 5));
+  }
+  std::vector<unsigned char> text(100, 'x');
+  CHECK_FALSE(set_frame_height(text, 5));
+  CHECK(bytes == patched);
+}
+
+TEST_CASE("progressive photos and conformance files decode windows above the bottom strictly to the same pixels",
+          "[io][jpeg][roi][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  ByteBuffer bytes;
+  int progressive = 0;
+  for (const auto& dir : {data / "conformance" / "ijg", data / "conformance" / "generated", data / "conformance" / "go",
+                          data / "conformance" / "jpeg-decoder", data / "photos"})
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (!ImageFolder::is_jpeg_name(e.path().filename().string())) continue;
+      read_file(e.path().string(), bytes);
+      try {
+        JpegDecoder probe;
+        const JpegInfo info = probe.read_header(bytes.span());
+        if (!info.progressive) continue;
+        std::vector<std::uint8_t> all(std::size_t(info.width) * std::size_t(info.height) * 3);
+        probe.decode(all.data(), std::size_t(info.width) * 3);
+      } catch (const DecodeError&) {
+        continue;  // strict decoding refuses it whole: not a case for windows
+      }
+      INFO(e.path().string());
+      CHECK(differing_scaled_windows(bytes.span(), ++progressive, 3) == 0);
+    }
+  CHECK(progressive >= 20);
+}

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <jpeglib.h>
+#include <jerror.h>  // message codes
 
 #if !defined(LIBJPEG_TURBO_VERSION_NUMBER) && !defined(LIBJPEG_TURBO_VERSION)
 #error "conveyor needs libjpeg-turbo's jpeglib.h (Debian: libjpeg62-turbo-dev)"
@@ -132,6 +133,7 @@ struct JpegErrorManager {
   std::jmp_buf jump;
   bool lenient;
   int warnings;
+  int expected_warning;  // a warning code the decoder caused itself and ignores (-1: none)
   char message[JMSG_LENGTH_MAX];
 };
 
@@ -144,6 +146,7 @@ struct JpegErrorManager {
 inline void jpeg_emit_message(j_common_ptr cinfo, int level) {
   if (level >= 0) return;  // trace messages
   auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+  if (cinfo->err->msg_code == err->expected_warning) return;
   ++err->warnings;
   if (err->lenient) return;
   (*cinfo->err->format_message)(cinfo, err->message);
@@ -162,7 +165,7 @@ struct JpegState {
   std::vector<JSAMPLE> window;     // decode_region's iMCU-aligned window, before the copy out
   std::span<const std::byte> data;  // the image whose header was read
   JpegInfo info;                    // and what its header said
-  std::vector<unsigned char> dc_stream;  // that image without its AC scans, for 1/8 decodes
+  std::vector<unsigned char> stream;  // that image rewritten (jpeg_scans.hpp) for a progressive window
 };
 
 /// djpeg's CMYK -> RGB (Adobe CMYK is stored inverted): round(c * k / 255), in integers.
@@ -206,6 +209,7 @@ class JpegDecoder {
     auto& s = *s_;
     s.err.lenient = options_.lenient;
     s.err.warnings = 0;
+    s.err.expected_warning = -1;
     s.header_read = false;
     if (!header(s, jpeg.data(), jpeg.size())) throw DecodeError(s.err.message);
     s.data = jpeg;
@@ -298,14 +302,7 @@ class JpegDecoder {
     s.header_read = false;
     const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
     if (cmyk) s.cmyk_rows.resize(std::size_t(r.width) * 4 * max_rows);
-    // At 1/8 a progressive file needs only its DC scans: re-read the header from a stream without
-    // the AC scans, then decode as usual (from the original if the stream cannot be filtered).
-    if (options_.dc_scans_at_eighth && r.scale_num == 1 && s.cinfo.progressive_mode &&
-        drop_ac_scans(s.data, s.dc_stream)) {
-      if (!header(s, reinterpret_cast<const std::byte*>(s.dc_stream.data()), s.dc_stream.size()))
-        throw DecodeError(s.err.message);
-      s.cinfo.do_block_smoothing = FALSE;  // it would estimate the missing AC terms, which 1/8 never reads
-    }
+    if (s.cinfo.progressive_mode && !s.cinfo.arith_code) progressive_stream(r, sh);
     if (!columns(s, r, out, row_stride, cmyk)) throw DecodeError(s.err.message);
   }
 
@@ -314,6 +311,33 @@ class JpegDecoder {
 
  private:
   static constexpr int max_rows = 16;
+
+  /// A progressive file is entropy-decoded whole before its first row comes out: re-reads the
+  /// header from a rewritten stream (jpeg_scans.hpp) that needs less of that for window `r` of an
+  /// image `scaled_height` rows high at its scale. At 1/8 the stream keeps only the DC scans of
+  /// the components that read nothing else. Above the bottom, the frame ends one iMCU row below
+  /// the window's last (so upsampling sees the rows below it that it sees in the whole image), and
+  /// libjpeg-turbo skips each scan's data below that as extraneous bytes, a warning expected here
+  /// (so stray bytes the file itself has between scans pass unremarked too, as corruption below a
+  /// window does). Either way the window's pixels are those of the whole file; where the stream
+  /// cannot be rewritten, the original is decoded.
+  void progressive_stream(const DecodeRegion& r, int scaled_height) {
+    auto& s = *s_;
+    const bool dc_only = options_.dc_scans_at_eighth && r.scale_num == 1 && drop_ac_scans(s.data, s.stream);
+    const int imcu = 8 * s.cinfo.max_v_samp_factor;  // full-size rows per iMCU row
+    const int last_imcu = (r.y + r.height - 1) / (s.cinfo.max_v_samp_factor * r.scale_num);
+    const long long rows = (static_cast<long long>(last_imcu) + 2) * imcu;
+    const bool cut = r.y + r.height < scaled_height && rows < static_cast<long long>(s.cinfo.image_height);
+    if (cut && !dc_only) {
+      const auto* p = reinterpret_cast<const unsigned char*>(s.data.data());
+      s.stream.assign(p, p + s.data.size());
+    }
+    const bool shortened = cut && set_frame_height(s.stream, static_cast<int>(rows));
+    if (!dc_only && !shortened) return;
+    if (!header(s, reinterpret_cast<const std::byte*>(s.stream.data()), s.stream.size())) throw DecodeError(s.err.message);
+    if (dc_only) s.cinfo.do_block_smoothing = FALSE;  // it would estimate the missing AC terms, which 1/8 never reads
+    if (shortened) s.err.expected_warning = JWRN_EXTRANEOUS_DATA;
+  }
 
   // The two functions below are the only callers of libjpeg. Each sets the jump target and holds
   // nothing that needs a destructor, so a longjmp out of libjpeg is safe.

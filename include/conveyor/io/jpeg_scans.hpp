@@ -1,12 +1,20 @@
 #pragma once
 /// @file
-/// Dropping a progressive JPEG's AC scans without decoding them. At 1/8 scale libjpeg-turbo
-/// decodes a full-resolution component with a 1x1 inverse DCT, which reads only the DC
-/// coefficient of each block, so a stream without that component's AC scans decodes at 1/8 to the
-/// same pixels, while their Huffman decoding, most of a progressive file's decode time, is skipped.
-/// A subsampled component whose scaled IDCT is larger (4:2:0 chroma gets 2x2, which stands in for
-/// upsampling) keeps its AC scans. Finding the scans only looks for markers (0xFF not followed by a
-/// stuffed 0x00 or a restart marker); every read is bounds-checked.
+/// Rewriting a progressive JPEG so that libjpeg-turbo decodes less of it. Every scan of a
+/// progressive file covers the whole image, and libjpeg-turbo entropy-decodes them all before the
+/// first row comes out, whatever window is asked for.
+///
+/// Dropping AC scans: at 1/8 scale libjpeg-turbo decodes a full-resolution component with a 1x1
+/// inverse DCT, which reads only the DC coefficient of each block, so a stream without that
+/// component's AC scans decodes at 1/8 to the same pixels, while their Huffman decoding, most of a
+/// progressive file's decode time, is skipped. A subsampled component whose scaled IDCT is larger
+/// (4:2:0 chroma gets 2x2, which stands in for upsampling) keeps its AC scans.
+///
+/// Cutting the frame height: with a smaller height in the frame header, every scan is decoded
+/// down to that row only (the rows below a window are never needed).
+///
+/// Finding the scans only looks for markers (0xFF not followed by a stuffed 0x00 or a restart
+/// marker); every read is bounds-checked.
 
 #include <conveyor/config.hpp>
 
@@ -96,6 +104,42 @@ inline bool drop_ac_scans(std::span<const std::byte> in, std::vector<unsigned ch
     }
     if (keep) append(p + at, end - at);
     at = end;
+  }
+  return false;
+}
+
+/// Sets the frame height of the JPEG in `jpeg` (its frame header, SOFn) to `height`, in place.
+/// libjpeg-turbo then decodes every scan of a progressive file only down to that row, and skips
+/// the rest of each scan's data to the next marker (warning JWRN_EXTRANEOUS_DATA, once a scan).
+/// Returns false, leaving `jpeg` unchanged, when no frame header comes before the first scan,
+/// the header is malformed, or it holds no height (0: the height is in a DNL marker after the
+/// first scan).
+inline bool set_frame_height(std::vector<unsigned char>& jpeg, int height) {
+  unsigned char* p = jpeg.data();
+  const std::size_t n = jpeg.size();
+  if (height < 1 || height > 0xFFFF || n < 4 || p[0] != 0xFF || p[1] != 0xD8) return false;
+  std::size_t at = 2;
+  while (at + 4 <= n) {
+    if (p[at] != 0xFF) return false;
+    const unsigned char marker = p[at + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++at;
+      continue;
+    }
+    if (marker == 0xDA || marker == 0xD9) return false;  // a scan or the end before any frame
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {
+      at += 2;
+      continue;
+    }
+    const std::size_t length = std::size_t{p[at + 2]} << 8 | p[at + 3];
+    if (length < 2 || at + 2 + length > n) return false;
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {  // SOFn
+      if (length < 8 || (p[at + 5] == 0 && p[at + 6] == 0)) return false;
+      p[at + 5] = static_cast<unsigned char>(height >> 8);
+      p[at + 6] = static_cast<unsigned char>(height & 0xFF);
+      return true;
+    }
+    at += 2 + length;
   }
   return false;
 }
