@@ -302,7 +302,7 @@ class JpegDecoder {
     s.header_read = false;
     const bool cmyk = s.cinfo.jpeg_color_space == JCS_CMYK || s.cinfo.jpeg_color_space == JCS_YCCK;
     if (cmyk) s.cmyk_rows.resize(std::size_t(r.width) * 4 * max_rows);
-    if (s.cinfo.progressive_mode && !s.cinfo.arith_code) progressive_stream(r, sh);
+    if (s.cinfo.progressive_mode) progressive_stream(r, sh);
     if (!columns(s, r, out, row_stride, cmyk)) throw DecodeError(s.err.message);
   }
 
@@ -315,19 +315,21 @@ class JpegDecoder {
   /// A progressive file is entropy-decoded whole before its first row comes out: re-reads the
   /// header from a rewritten stream (jpeg_scans.hpp) that needs less of that for window `r` of an
   /// image `scaled_height` rows high at its scale. At 1/8 the stream keeps only the DC scans of
-  /// the components that read nothing else. Above the bottom, the frame ends one iMCU row below
-  /// the window's last (so upsampling sees the rows below it that it sees in the whole image), and
-  /// libjpeg-turbo skips each scan's data below that as extraneous bytes, a warning expected here
-  /// (so stray bytes the file itself has between scans pass unremarked too, as corruption below a
-  /// window does). Either way the window's pixels are those of the whole file; where the stream
-  /// cannot be rewritten, the original is decoded.
+  /// the components that read nothing else. Above the bottom of a Huffman-coded file (arithmetic
+  /// coding is rare and not tried), the frame ends one iMCU row below the window's last (so
+  /// upsampling sees the rows below it that it sees in the whole image), and libjpeg-turbo skips
+  /// each scan's data below that as extraneous bytes, a warning expected here (so stray bytes the
+  /// file itself has between scans pass unremarked too, as corruption below a window does).
+  /// Either way the window's pixels are those of the whole file; where the stream cannot be
+  /// rewritten, the original is decoded.
   void progressive_stream(const DecodeRegion& r, int scaled_height) {
     auto& s = *s_;
     const bool dc_only = options_.dc_scans_at_eighth && r.scale_num == 1 && drop_ac_scans(s.data, s.stream);
     const int imcu = 8 * s.cinfo.max_v_samp_factor;  // full-size rows per iMCU row
     const int last_imcu = (r.y + r.height - 1) / (s.cinfo.max_v_samp_factor * r.scale_num);
     const long long rows = (static_cast<long long>(last_imcu) + 2) * imcu;
-    const bool cut = r.y + r.height < scaled_height && rows < static_cast<long long>(s.cinfo.image_height);
+    const bool cut = !s.cinfo.arith_code && r.y + r.height < scaled_height &&
+                     rows < static_cast<long long>(s.cinfo.image_height);
     if (cut && !dc_only) {
       const auto* p = reinterpret_cast<const unsigned char*>(s.data.data());
       s.stream.assign(p, p + s.data.size());
