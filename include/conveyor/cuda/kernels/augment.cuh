@@ -152,9 +152,9 @@ using SeparableShared = TileShared<separable_taps, separable_rows>;
 using DirectShared = TileShared<max_taps, 1>;
 inline constexpr std::size_t shared_bytes = std::max(sizeof(SeparableShared), sizeof(DirectShared));
 
-/// Warps 0-3 lay out the tile's column windows, warps 4-7 its row windows, each warp of a group a
-/// quarter of the weights (the weights are the long part, and warps progress alike), then the
-/// block syncs.
+/// Warps 0-3 lay out the tile's column windows, warps 4-7 its row windows, each warp of a group
+/// every fourth tap's weights (so the block waits for a quarter of each pixel's divisions), then
+/// the block syncs.
 template <class Shared>
 __device__ inline void tile_taps(const ops::SamplePlan& p, int tile_y0, Shared& s) {
   static_assert(block_y == 8 && tile_rows % block_x == 0, "two groups of four warps, whole warps of rows");
