@@ -108,6 +108,26 @@ std::vector<std::uint8_t> eighth(std::span<const std::byte> jpeg, bool dc_scans)
   return out;
 }
 
+/// Calls `f(path, jpeg, info)` for every progressive file of the conformance set and the photos
+/// whose header conveyor reads.
+template <class F>
+void for_each_progressive_file(const std::filesystem::path& data, F&& f) {
+  ByteBuffer bytes;
+  for (const auto& dir : {data / "conformance" / "ijg", data / "conformance" / "generated", data / "conformance" / "go",
+                          data / "conformance" / "jpeg-decoder", data / "photos"})
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (!ImageFolder::is_jpeg_name(e.path().filename().string())) continue;
+      read_file(e.path().string(), bytes);
+      JpegInfo info;
+      try {
+        info = JpegDecoder().read_header(bytes.span());
+      } catch (const DecodeError&) {
+        continue;
+      }
+      if (info.progressive) f(e.path(), bytes.span(), info);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("progressive files decode at 1/8 from their DC scans to the same pixels", "[io][jpeg][roi]") {
@@ -140,24 +160,12 @@ TEST_CASE("the DC-scan filter refuses malformed streams and survives every trunc
 
 TEST_CASE("progressive photos and conformance files decode at 1/8 from DC scans alone", "[io][jpeg][roi][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
-  ByteBuffer bytes;
   int progressive = 0;
-  for (const auto& dir : {data / "conformance" / "ijg", data / "conformance" / "generated", data / "conformance" / "go",
-                          data / "conformance" / "jpeg-decoder", data / "photos"})
-    for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      if (!ImageFolder::is_jpeg_name(e.path().filename().string())) continue;
-      read_file(e.path().string(), bytes);
-      JpegInfo info;
-      try {
-        info = JpegDecoder().read_header(bytes.span());
-      } catch (const DecodeError&) {
-        continue;
-      }
-      if (!info.progressive) continue;
-      INFO(e.path().string());
-      CHECK(eighth(bytes.span(), true) == eighth(bytes.span(), false));
-      ++progressive;
-    }
+  for_each_progressive_file(data, [&](const std::filesystem::path& path, std::span<const std::byte> jpeg, const JpegInfo&) {
+    INFO(path.string());
+    CHECK(eighth(jpeg, true) == eighth(jpeg, false));
+    ++progressive;
+  });
   CHECK(progressive >= 25);
 }
 
@@ -226,24 +234,19 @@ TEST_CASE("the frame height is rewritten in place, or not at all", "[io][jpeg][r
 TEST_CASE("progressive photos and conformance files decode windows above the bottom strictly to the same pixels",
           "[io][jpeg][roi][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
-  ByteBuffer bytes;
   int progressive = 0;
-  for (const auto& dir : {data / "conformance" / "ijg", data / "conformance" / "generated", data / "conformance" / "go",
-                          data / "conformance" / "jpeg-decoder", data / "photos"})
-    for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      if (!ImageFolder::is_jpeg_name(e.path().filename().string())) continue;
-      read_file(e.path().string(), bytes);
-      try {
-        JpegDecoder probe;
-        const JpegInfo info = probe.read_header(bytes.span());
-        if (!info.progressive) continue;
-        std::vector<std::uint8_t> all(std::size_t(info.width) * std::size_t(info.height) * 3);
-        probe.decode(all.data(), std::size_t(info.width) * 3);
-      } catch (const DecodeError&) {
-        continue;  // strict decoding refuses it whole: not a case for windows
-      }
-      INFO(e.path().string());
-      CHECK(differing_scaled_windows(bytes.span(), ++progressive, 3) == 0);
+  for_each_progressive_file(data, [&](const std::filesystem::path& path, std::span<const std::byte> jpeg,
+                                      const JpegInfo& info) {
+    try {
+      JpegDecoder whole;
+      whole.read_header(jpeg);
+      std::vector<std::uint8_t> all(std::size_t(info.width) * std::size_t(info.height) * 3);
+      whole.decode(all.data(), std::size_t(info.width) * 3);
+    } catch (const DecodeError&) {
+      return;  // strict decoding refuses it whole: not a case for windows
     }
+    INFO(path.string());
+    CHECK(differing_scaled_windows(jpeg, ++progressive, 3) == 0);
+  });
   CHECK(progressive >= 20);
 }

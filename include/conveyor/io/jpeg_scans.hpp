@@ -28,6 +28,40 @@
 namespace conveyor {
 inline namespace v0 {
 
+namespace detail {
+
+/// A marker segment of a JPEG: its marker, the offset of its 0xFF, and the end of its header (for
+/// a standalone marker, of its two bytes; a scan's entropy-coded data follows its header).
+struct Segment {
+  unsigned char marker = 0;
+  std::size_t begin = 0, end = 0;
+};
+
+/// Reads the marker segment at `at` of the `n` bytes at `p`, after any fill bytes. Returns false
+/// when no well-formed segment starts there (not a marker, or a length past the end).
+inline bool read_segment(const unsigned char* p, std::size_t n, std::size_t at, Segment& s) {
+  while (at + 1 < n && p[at] == 0xFF && p[at + 1] == 0xFF) ++at;  // fill bytes
+  if (at + 2 > n || p[at] != 0xFF) return false;
+  s.marker = p[at + 1];
+  s.begin = at;
+  if (s.marker == 0x01 || (s.marker >= 0xD0 && s.marker <= 0xD7) || s.marker == 0xD9) {  // standalone, EOI
+    s.end = at + 2;
+    return true;
+  }
+  if (at + 4 > n) return false;
+  const std::size_t length = std::size_t{p[at + 2]} << 8 | p[at + 3];
+  if (length < 2 || at + 2 + length > n) return false;
+  s.end = at + 2 + length;
+  return true;
+}
+
+/// SOF0-SOF15 but DHT, JPG and DAC, which share the range.
+[[nodiscard]] constexpr bool frame_header(unsigned char marker) noexcept {
+  return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+}
+
+}  // namespace detail
+
 /// Writes to `out` the JPEG `in` without the AC scans (spectral start Ss > 0) of the components
 /// that libjpeg-turbo decodes with a 1x1 IDCT at 1/8 scale.
 /// Returns false, leaving `out` unspecified, when `in` is not a well-formed marker sequence up to
@@ -48,50 +82,38 @@ inline bool drop_ac_scans(std::span<const std::byte> in, std::vector<unsigned ch
   int ids[4] = {-1, -1, -1, -1};
   bool one_by_one[4] = {false, false, false, false};
   bool frame = false;
-  std::size_t at = 2;
-  while (at + 2 <= n) {
-    if (p[at] != 0xFF) return false;
-    const unsigned char marker = p[at + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++at;
-      continue;
-    }
+  detail::Segment segment;
+  for (std::size_t at = 2; detail::read_segment(p, n, at, segment); at = segment.end) {
+    const unsigned char marker = segment.marker;
+    const std::size_t length = segment.end - segment.begin - 2;  // of the header, as its field says
+    const unsigned char* body = p + segment.begin + 4;
     if (marker == 0xD9) {  // EOI
-      append(p + at, 2);
+      append(p + segment.begin, 2);
       return true;
     }
-    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {  // standalone markers
-      append(p + at, 2);
-      at += 2;
-      continue;
-    }
-    if (at + 4 > n) return false;
-    const std::size_t length = std::size_t{p[at + 2]} << 8 | p[at + 3];
-    if (length < 2 || at + 2 + length > n) return false;
-    std::size_t end = at + 2 + length;
     bool keep = true;
-    const unsigned char* seg = p + at + 4;
-    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {  // SOFn
-      const std::size_t components = length >= 8 ? seg[5] : 0;
+    if (detail::frame_header(marker)) {
+      const std::size_t components = length >= 8 ? body[5] : 0;
       if (components < 1 || components > 4 || length < 8 + 3 * components) return false;
       int max_h = 1, max_v = 1;
       for (std::size_t c = 0; c < components; ++c) {
-        max_h = std::max(max_h, seg[7 + 3 * c] >> 4);
-        max_v = std::max(max_v, seg[7 + 3 * c] & 15);
+        max_h = std::max(max_h, body[7 + 3 * c] >> 4);
+        max_v = std::max(max_v, body[7 + 3 * c] & 15);
       }
       for (std::size_t c = 0; c < components; ++c) {
-        const int h = seg[7 + 3 * c] >> 4, v = seg[7 + 3 * c] & 15;
-        ids[c] = seg[6 + 3 * c];
+        const int h = body[7 + 3 * c] >> 4, v = body[7 + 3 * c] & 15;
+        ids[c] = body[6 + 3 * c];
         one_by_one[c] = h == 0 || v == 0 || max_h % (h * 2) != 0 || max_v % (v * 2) != 0;
       }
       frame = true;
     }
     if (marker == 0xDA) {  // SOS: its entropy-coded data runs to the next real marker
-      const std::size_t components = length >= 3 ? seg[0] : 0;
+      const std::size_t components = length >= 3 ? body[0] : 0;
       if (!frame || length < 6 + 2 * components) return false;
-      if (seg[1 + 2 * components] != 0 && components == 1)  // an AC scan (they hold one component)
+      if (body[1 + 2 * components] != 0 && components == 1)  // an AC scan (they hold one component)
         for (int c = 0; c < 4; ++c)
-          if (ids[c] == seg[1] && one_by_one[c]) keep = false;
+          if (ids[c] == body[1] && one_by_one[c]) keep = false;
+      std::size_t& end = segment.end;
       for (;;) {
         const void* ff = std::memchr(p + end, 0xFF, n - end);
         if (!ff) return false;
@@ -102,8 +124,7 @@ inline bool drop_ac_scans(std::span<const std::byte> in, std::vector<unsigned ch
         end += 2;
       }
     }
-    if (keep) append(p + at, end - at);
-    at = end;
+    if (keep) append(p + segment.begin, segment.end - segment.begin);
   }
   return false;
 }
@@ -118,28 +139,15 @@ inline bool set_frame_height(std::vector<unsigned char>& jpeg, int height) {
   unsigned char* p = jpeg.data();
   const std::size_t n = jpeg.size();
   if (height < 1 || height > 0xFFFF || n < 4 || p[0] != 0xFF || p[1] != 0xD8) return false;
-  std::size_t at = 2;
-  while (at + 4 <= n) {
-    if (p[at] != 0xFF) return false;
-    const unsigned char marker = p[at + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++at;
-      continue;
-    }
-    if (marker == 0xDA || marker == 0xD9) return false;  // a scan or the end before any frame
-    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {
-      at += 2;
-      continue;
-    }
-    const std::size_t length = std::size_t{p[at + 2]} << 8 | p[at + 3];
-    if (length < 2 || at + 2 + length > n) return false;
-    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {  // SOFn
-      if (length < 8 || (p[at + 5] == 0 && p[at + 6] == 0)) return false;
-      p[at + 5] = static_cast<unsigned char>(height >> 8);
-      p[at + 6] = static_cast<unsigned char>(height & 0xFF);
-      return true;
-    }
-    at += 2 + length;
+  detail::Segment segment;
+  for (std::size_t at = 2; detail::read_segment(p, n, at, segment); at = segment.end) {
+    if (segment.marker == 0xDA || segment.marker == 0xD9) return false;  // a scan or the end before any frame
+    if (!detail::frame_header(segment.marker)) continue;
+    unsigned char* rows = p + segment.begin + 5;
+    if (segment.end - segment.begin < 10 || (rows[0] == 0 && rows[1] == 0)) return false;
+    rows[0] = static_cast<unsigned char>(height >> 8);
+    rows[1] = static_cast<unsigned char>(height & 0xFF);
+    return true;
   }
   return false;
 }
