@@ -1,5 +1,7 @@
 // The GPU side of conveyor, against its ceilings and its baseline, in one run:
 //   kernel/*      the fused augmentation kernel on a 256-image batch (bytes moved per second)
+//   layout        the kernel that lays out its filter windows, which the pipeline runs on its
+//                 load stream
 //   d2d_copy      a device-to-device copy: the bandwidth ceiling, measured beside it
 //   serial_loop   the seeds' loop: one thread decodes, crops, resizes, flips and normalises to f32
 //                 on the CPU, then copies the batch with a pageable cudaMemcpy
@@ -40,7 +42,7 @@ __global__ void consume(const std::uint16_t* batch, long long ns, std::uint16_t*
 
 // --- the kernel against the copy ceiling -------------------------------------------------------
 
-void kernel(benchmark::State& state) {
+void run_kernel(benchmark::State& state, bool layout_only) {
   using namespace conveyor;
   const auto dtype = static_cast<DType>(state.range(0));
   const auto layout = static_cast<Layout>(state.range(1));
@@ -65,25 +67,37 @@ void kernel(benchmark::State& state) {
   }
   std::vector<std::uint8_t> pixels(data);
   for (auto& v : pixels) v = static_cast<std::uint8_t>(rng.next_u32());
-  cuda::DeviceBuffer in(data), plan_buf(batch * sizeof(ops::SamplePlan)), out(batch * sample_bytes);
+  cuda::DeviceBuffer in(data), plan_buf(batch * sizeof(ops::SamplePlan)), out(batch * sample_bytes),
+      taps(cuda::kernels::TapTable::bytes(batch, 224, 224));
   CONVEYOR_CUDA_TRY(cudaMemcpy(in.data(), pixels.data(), data, cudaMemcpyHostToDevice));
   CONVEYOR_CUDA_TRY(cudaMemcpy(plan_buf.data(), plans.data(), plan_buf.size(), cudaMemcpyHostToDevice));
   cuda::Stream stream;
   cuda::TimedEvent start, stop;
   const ops::OutputParams params = aug.output_params();
+  const auto* plan_ptr = reinterpret_cast<const ops::SamplePlan*>(plan_buf.data());
+  // The windows' layout runs on the pipeline's load stream, off the consumer's path; timed alone below.
+  cuda::kernels::launch_layout(plan_ptr, taps.data(), batch, 224, 224, stream.get());
+  cuda::kernels::load_augment_kernels(params);
   for (auto _ : state) {
     start.record(stream);
-    cuda::kernels::launch_augment(in.data(), reinterpret_cast<const ops::SamplePlan*>(plan_buf.data()), out.data(),
-                                  batch, sample_bytes, params, 224, 224, stream.get());
+    if (layout_only)
+      cuda::kernels::launch_layout(plan_ptr, taps.data(), batch, 224, 224, stream.get());
+    else
+      cuda::kernels::launch_augment(in.data(), plan_ptr, taps.data(), out.data(), batch, sample_bytes, params, 224,
+                                    224, stream.get());
     stop.record(stream);
     stop.synchronize();
     state.SetIterationTime(1e-3 * stop.elapsed_ms_since(start));
   }
+  if (layout_only) return;
   const std::size_t moved = data + batch * sample_bytes;  // each input byte read once, each output byte written once
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * moved));
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
   state.counters["MB_moved"] = double(moved) / 1e6;
 }
+
+void kernel(benchmark::State& state) { run_kernel(state, false); }
+void layout(benchmark::State& state) { run_kernel(state, true); }
 
 void d2d_copy(benchmark::State& state) {
   const std::size_t bytes = std::size_t{1} << 30;
@@ -213,6 +227,7 @@ int main(int argc, char** argv) {
           ->Args({dtype, layout})
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("layout", layout)->Args({3, 0})->UseManualTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("d2d_copy", d2d_copy)->UseManualTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("serial_loop", serial_loop)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
@@ -243,6 +258,9 @@ int main(int argc, char** argv) {
       std::printf("| %s | %.1f | %.0f | %.0f %% |\n", name.c_str(), run.GetAdjustedRealTime(), bps / 1e9,
                   d2d > 0 ? 100.0 * bps / d2d : 0.0);
     }
+  for (const auto& [name, run] : rep.runs)
+    if (name.rfind("layout", 0) == 0)
+      std::printf("| the windows' layout before it (load stream) | %.1f | | |\n", run.GetAdjustedRealTime());
   double serial = 0;
   for (const auto& [name, run] : rep.runs)
     if (name.rfind("serial_loop", 0) == 0) serial = rep.counter(name, "items_per_second");

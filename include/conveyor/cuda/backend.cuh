@@ -3,10 +3,12 @@
 /// The CUDA backend of `BatchPipeline`. Include it in one translation unit compiled by nvcc;
 /// every pipeline of the program can then take `.device = N`.
 ///
-/// Per slot: a pinned arena and its device twin, a device output buffer, and three events.
+/// Per slot: a pinned arena and its device twin, a table of filter windows, a device output
+/// buffer, and three events. The windows are laid out on the load stream, so the augment
+/// stream, which gates the consumer, runs only the fused kernel.
 ///
 ///   worker threads   ──write pinned arena (labels, plans, regions)──────────────────────────────
-///   LOAD stream      wait ready[s], released[s] ─ H2D arena ─ record uploaded[s]
+///   LOAD stream      wait ready[s], released[s] ─ H2D arena ─ lay out windows ─ record uploaded[s]
 ///   AUGMENT stream   (greatest priority)        wait uploaded[s], released[s] ─ kernel ─ record ready[s]
 ///   consumer stream                                          wait ready[s] ─ user's work ─ record released[s]
 ///   host             workers wait uploaded[s] before writing that pinned arena again
@@ -27,6 +29,7 @@
 #include <conveyor/pipeline/detail/device_stage.hpp>
 #include <conveyor/pipeline/detail/nvtx.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -50,6 +53,7 @@ class CudaStage final : public detail::DeviceStage {
     consumer_ = c.consumer ? c.consumer : cudaStreamLegacy;
     load_.emplace(0);
     augment_.emplace(Stream::greatest_priority());  // its kernels gate the consumer
+    if (c.resample) kernels::load_augment_kernels(c.params);  // not inside the first batch's kernel time
     slots_.reserve(c.slots);
     for (std::size_t i = 0; i < c.slots; ++i) slots_.push_back(std::make_unique<Slot>(c));
   }
@@ -91,6 +95,7 @@ class CudaStage final : public detail::DeviceStage {
       s.h2d_start.record(load);
       CONVEYOR_CUDA_TRY(cudaMemcpyAsync(s.arena.data(), s.pinned.data(), bytes, cudaMemcpyHostToDevice, load.get()));
       s.h2d_end.record(load);
+      if (c_.resample) kernels::launch_layout(plans(s), s.taps.data(), count, c_.out_width, c_.out_height, load.get());
       s.uploaded.record(load);
     }
     {
@@ -100,8 +105,7 @@ class CudaStage final : public detail::DeviceStage {
       s.kernel_start.record(augment);
       const std::byte* data = s.arena.data() + c_.arena.data;
       if (c_.resample) {
-        kernels::launch_augment(data, reinterpret_cast<const ops::SamplePlan*>(s.arena.data() + c_.arena.plans),
-                                s.output.data(), count, c_.sample_bytes, c_.params, c_.out_width, c_.out_height,
+        kernels::launch_augment(data, plans(s), s.taps.data(), s.output.data(), count, c_.sample_bytes, c_.params, c_.out_width, c_.out_height,
                                 augment.get());
       } else {
         CONVEYOR_CUDA_TRY(cudaMemcpyAsync(s.output.data(), data, count * c_.sample_bytes, cudaMemcpyDeviceToDevice,
@@ -154,14 +158,22 @@ class CudaStage final : public detail::DeviceStage {
  private:
   struct Slot {
     explicit Slot(const detail::DeviceStageConfig& c)
-        : pinned(c.arena.total), arena(c.arena.total), output(c.batch_size * c.sample_bytes) {}
+        : pinned(c.arena.total),
+          arena(c.arena.total),
+          taps(c.resample ? kernels::TapTable::bytes(c.batch_size, c.out_width, c.out_height) : 0),
+          output(c.batch_size * c.sample_bytes) {}
     PinnedBuffer pinned;
     DeviceBuffer arena;
+    DeviceBuffer taps;  // the kernel's filter windows, laid out from the plans in arena
     DeviceBuffer output;
     Event uploaded, ready, released;
     TimedEvent h2d_start, h2d_end, kernel_start, kernel_end;
     bool timing_pending = false;  // a copy and kernel not yet timed; guarded by submit_mutex_
   };
+
+  const ops::SamplePlan* plans(const Slot& s) const {
+    return reinterpret_cast<const ops::SamplePlan*>(s.arena.data() + c_.arena.plans);
+  }
 
   /// Keeps the exception being handled, if it is the first, for failure().
   void keep_failure() noexcept {
@@ -175,7 +187,9 @@ class CudaStage final : public detail::DeviceStage {
     if (!s.timing_pending || !s.kernel_end.ready()) return;
     s.timing_pending = false;
     stats_.h2d_seconds += 1e-3 * s.h2d_end.elapsed_ms_since(s.h2d_start);
-    stats_.kernel_seconds += 1e-3 * s.kernel_end.elapsed_ms_since(s.kernel_start);
+    const double kernel = 1e-3 * s.kernel_end.elapsed_ms_since(s.kernel_start);
+    stats_.kernel_seconds += kernel;
+    stats_.kernel_max_seconds = std::max(stats_.kernel_max_seconds, kernel);
   }
 
   detail::DeviceStageConfig c_;

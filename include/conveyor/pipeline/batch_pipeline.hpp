@@ -176,6 +176,7 @@ class BatchPipeline {
       st.bytes_uploaded = d.bytes_uploaded;
       st.h2d_seconds = d.h2d_seconds;
       st.kernel_seconds = d.kernel_seconds;
+      st.kernel_max_seconds = d.kernel_max_seconds;
       st.host_bytes += d.pinned_bytes;
       st.device_bytes = d.device_bytes;
     }

@@ -36,6 +36,7 @@ struct PipelineStats {
   std::uint64_t bytes_uploaded = 0;  ///< host to device
   double h2d_seconds = 0;            ///< upload time, from device events
   double kernel_seconds = 0;         ///< augmentation kernel time, from device events
+  double kernel_max_seconds = 0;     ///< the longest batch's kernel time
 
   [[nodiscard]] const StageStats& stage(Stage s) const noexcept { return stages[static_cast<int>(s)]; }
 
@@ -59,8 +60,9 @@ struct PipelineStats {
                     static_cast<unsigned long long>(batches), 1e6 * h2d_seconds / double(batches), "per batch",
                     double(bytes_uploaded) / 1e6, h2d_seconds > 0 ? double(bytes_uploaded) / h2d_seconds / 1e9 : 0.0);
       out += line;
-      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s\n", "kernel (device)",
-                    static_cast<unsigned long long>(batches), 1e6 * kernel_seconds / double(batches), "per batch");
+      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s  longest %.1f us\n", "kernel (device)",
+                    static_cast<unsigned long long>(batches), 1e6 * kernel_seconds / double(batches), "per batch",
+                    1e6 * kernel_max_seconds);
       out += line;
     }
     std::snprintf(line, sizeof line, "%-14s %12s %14.3f s %8.1f%% of wall time\n", "consumer wait", "",
@@ -77,7 +79,7 @@ struct PipelineStats {
   /// The same numbers as one JSON object.
   [[nodiscard]] std::string json() const {
     std::string out = "{";
-    char buf[320];
+    char buf[400];
     std::snprintf(buf, sizeof buf,
                   "\"workers\": %d, \"epochs\": %llu, \"batches\": %llu, \"images\": %llu, \"elapsed_seconds\": %.6f, "
                   "\"images_per_second\": %.3f, \"consumer_wait_seconds\": %.6f, \"starvation\": %.6f, ",
@@ -94,10 +96,10 @@ struct PipelineStats {
     }
     std::snprintf(buf, sizeof buf,
                   "}, \"skipped\": %llu, \"host_bytes\": %llu, \"device_bytes\": %llu, \"bytes_uploaded\": %llu, "
-                  "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f}",
+                  "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f, \"kernel_max_seconds\": %.6f}",
                   static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(host_bytes),
                   static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(bytes_uploaded),
-                  h2d_seconds, kernel_seconds);
+                  h2d_seconds, kernel_seconds, kernel_max_seconds);
     out += buf;
     return out;
   }

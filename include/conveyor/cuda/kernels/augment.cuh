@@ -9,13 +9,15 @@
 /// source row the tile needs goes to shared memory once, rounded to u8 as the CPU rounds it, then
 /// each thread combines its rows. Larger scales, whose rows would not fit, take the per-pixel path;
 /// both give the same bits. Every pixel of a tile gets the same number of taps (see `TapWindows`),
-/// so the tap loops unroll with the weights in registers.
+/// so the tap loops unroll with the weights in registers. A small kernel lays out the separable
+/// tiles' windows once per batch beforehand (`layout_taps`, 10 us on an H200; the CUDA backend
+/// runs it on its load stream, after the upload), so those tiles start filtering at once instead
+/// of computing weights and waiting for each other at a barrier.
 ///
 /// On an H200 the kernel is bound by instruction issue and load latency, not bandwidth (Nsight
-/// Compute, 32-row tiles: about 220 instructions per output pixel, issue slots 64 % busy, the
-/// largest stall the horizontal pass's loads). Rounding and float-to-integer conversion
-/// instructions run on a narrow pipe there, so bytes become floats and floats become rounded bytes
-/// through the float format instead (2^23 + b is exact; adding 2^23 rounds to an integer).
+/// Compute). Rounding and float-to-integer conversion instructions run on a narrow pipe there, so
+/// bytes become floats and floats become rounded bytes through the float format instead (2^23 + b
+/// is exact; adding 2^23 rounds to an integer).
 
 #include <conveyor/config.hpp>
 
@@ -70,10 +72,11 @@ __device__ __forceinline__ float word_byte_float(std::uint32_t w, int k) {
   return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B00u, 0x5440u | static_cast<unsigned>(k))), two23);
 }
 
-/// `ops::to_u8(v)` plus 2^23: clamped to [0, 255], then rounded to nearest even by adding 2^23
-/// (clamping first gives the same integer: rounding is monotonic and 0 and 255 are integers).
-/// Its low byte is the rounded value; minus 2^23 it is that value as a float.
-__device__ __forceinline__ float round_u8_biased(float v) { return __fadd_rn(fminf(fmaxf(v, 0.0f), 255.0f), two23); }
+/// `ops::to_u8(v)` plus 2^23 for a filter's sum `v`: rounded to nearest even by adding 2^23. No
+/// clamp: the weights are non-negative and sum to 1 within a few ulps, so a sum of bytes lies in
+/// [0, 255.5) and `to_u8`'s clamp never changes it. The low byte is the rounded value; minus 2^23
+/// it is that value as a float.
+__device__ __forceinline__ float round_u8_biased(float v) { return __fadd_rn(v, two23); }
 __device__ __forceinline__ float unbias(float t) { return __fsub_rn(t, two23); }
 
 /// Three rounded values (biased, as `round_u8_biased` gives them) packed as bytes 0-2 of a word
@@ -96,12 +99,13 @@ struct TapWindows {
 
 /// One warp, `N` output pixels per lane (`first + lane + k * 32`, those below `end` in the
 /// output) of axis `a`: writes each pixel's window start to `start[i]` and its weights to
-/// `weights[j * jstride + i * istride]`, taps j = part, part + parts, ... (`parts` warps share the
-/// work). Windows stay inside the source (shifted left at its far edge); pixels without taps
-/// (outside the output, or padding) start at the lowest window.
+/// `weights[j * jstride + i * istride]`, taps j = part, part + parts, ... below `max(taps, fill)`
+/// (`parts` warps share the work; taps from `taps` on are zeros). Windows stay inside the source
+/// (shifted left at its far edge); pixels without taps (outside the output, or padding) start at
+/// the lowest window.
 template <int N>
 __device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int first, int end, int* start, float* weights,
-                                          int jstride, int istride, int part, int parts) {
+                                          int jstride, int istride, int part, int parts, int fill = 0) {
   const int lane = static_cast<int>(threadIdx.x);
   ops::AxisTaps t[N];
   int taps = 0;
@@ -127,36 +131,102 @@ __device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int first, int
     const int i = lane + k * block_x;
     if (t[k].count == 0) s[k] = lo;
     if (part == 0) start[i] = s[k];
-    for (int j = part; j < taps; j += parts) {
+    for (int j = part; j < max(taps, fill); j += parts) {
       const int q = s[k] + j - t[k].first;
-      weights[j * jstride + i * istride] = q >= 0 && q < t[k].count ? ops::tap_weight(t[k], q) : 0.0f;
+      weights[j * jstride + i * istride] = j < taps && q >= 0 && q < t[k].count ? ops::tap_weight(t[k], q) : 0.0f;
     }
   }
   return {taps, lo, hi};
 }
 
-/// Shared memory of a tile, the separable path's or the per-pixel path's (one block runs one: the
-/// path is uniform per sample): the windows of its columns and rows (`Taps`: the most taps per
-/// pixel, the weights' row stride), and on the separable path the horizontal sums of the source
-/// rows [wy.lo, wy.hi), rounded, as packed RGB.
-template <int Taps, int Rows>
-struct TileShared {
-  static constexpr int taps = Taps;
-  float weights_x[Taps * block_x];  // tap j of column x at j * block_x + x
-  float weights_y[tile_rows * Taps];
+/// Whether a sample takes the separable path.
+__device__ __forceinline__ bool separable(const ops::SamplePlan& p) {
+  return !p.precomputed && p.x.scale <= separable_scale && p.y.scale <= separable_scale;
+}
+
+}  // namespace detail
+
+/// The windows of one tile's `N` columns (`N` = block_x) or rows (`N` = tile_rows) on the
+/// separable path, as `layout_taps` leaves them: tap j of column i at `weights[j * N + i]` (a
+/// warp's loads of one tap are one transaction), of row i at `weights[i * separable_taps + j]`
+/// (a row's taps together). Taps from `w.taps` to `separable_taps` are zeros.
+template <int N>
+struct alignas(16) AxisTile {
+  detail::TapWindows w;
+  int start[N];
+  float weights[separable_taps * N];
+};
+using ColumnTile = AxisTile<block_x>;
+using RowTile = AxisTile<tile_rows>;
+
+/// A batch's separable tile windows in device memory: per sample, its column tiles, then its row
+/// tiles. `bytes` says how much memory a batch needs.
+struct TapTable {
+  std::byte* data = nullptr;
+  int tiles_x = 0, tiles_y = 0;
+
+  TapTable(std::byte* d, int out_width, int out_height)
+      : data(d), tiles_x((out_width + block_x - 1) / block_x), tiles_y((out_height + tile_rows - 1) / tile_rows) {}
+
+  [[nodiscard]] static std::size_t bytes(std::size_t count, int out_width, int out_height) {
+    return count * TapTable(nullptr, out_width, out_height).sample_bytes();
+  }
+  [[nodiscard]] __host__ __device__ std::size_t sample_bytes() const {
+    return std::size_t(tiles_x) * sizeof(ColumnTile) + std::size_t(tiles_y) * sizeof(RowTile);
+  }
+  [[nodiscard]] __device__ ColumnTile& columns(int sample, int tile) const {
+    return reinterpret_cast<ColumnTile*>(data + sample * sample_bytes())[tile];
+  }
+  [[nodiscard]] __device__ RowTile& rows(int sample, int tile) const {
+    return reinterpret_cast<RowTile*>(data + sample * sample_bytes() + std::size_t(tiles_x) * sizeof(ColumnTile))[tile];
+  }
+};
+
+inline constexpr int layout_warps = 4;  ///< tile axes per block of `layout_taps`
+
+/// grid (axis tiles / layout_warps, samples), block (block_x, layout_warps): each warp lays out
+/// one column or row tile of a separable sample.
+__global__ void __launch_bounds__(block_x* layout_warps)
+    layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table) {
+  const ops::SamplePlan p = plans[blockIdx.y];
+  if (!detail::separable(p)) return;
+  const int k = static_cast<int>(blockIdx.x * layout_warps + threadIdx.y), sample = static_cast<int>(blockIdx.y);
+  if (k < table.tiles_x) {
+    ColumnTile& t = table.columns(sample, k);
+    const detail::TapWindows w =
+        detail::uniform_taps<1>(p.x, k * block_x, p.out_width, t.start, t.weights, block_x, 1, 0, 1, separable_taps);
+    if (threadIdx.x == 0) t.w = w;
+  } else if (k < table.tiles_x + table.tiles_y) {
+    RowTile& t = table.rows(sample, k - table.tiles_x);
+    const detail::TapWindows w = detail::uniform_taps<tile_rows / block_x>(
+        p.y, (k - table.tiles_x) * tile_rows, p.out_height, t.start, t.weights, 1, separable_taps, 0, 1, separable_taps);
+    if (threadIdx.x == 0) t.w = w;
+  }
+}
+
+namespace detail {
+
+/// Shared memory of a separable tile: its row windows (copied from its `RowTile`) and the
+/// horizontal sums of the source rows [wy.lo, wy.hi), rounded, as packed RGB.
+struct SeparableShared {
+  float weights_y[tile_rows * separable_taps];
+  int start_y[tile_rows];
+  std::uint32_t rows[separable_rows][block_x];
+};
+
+/// Shared memory of a per-pixel tile: the windows of its columns and rows, laid out by the tile.
+struct DirectShared {
+  float weights_x[max_taps * block_x];  // tap j of column x at j * block_x + x
+  float weights_y[tile_rows * max_taps];
   int start_x[block_x], start_y[tile_rows];
   TapWindows wx, wy;
-  std::uint32_t rows[Rows][block_x];
 };
-using SeparableShared = TileShared<separable_taps, separable_rows>;
-using DirectShared = TileShared<max_taps, 1>;
 inline constexpr std::size_t shared_bytes = std::max(sizeof(SeparableShared), sizeof(DirectShared));
 
 /// Warps 0-3 lay out the tile's column windows, warps 4-7 its row windows, each warp of a group
 /// every fourth tap's weights (so the block waits for a quarter of each pixel's divisions), then
 /// the block syncs.
-template <class Shared>
-__device__ inline void tile_taps(const ops::SamplePlan& p, int tile_y0, Shared& s) {
+__device__ inline void tile_taps(const ops::SamplePlan& p, int tile_y0, DirectShared& s) {
   static_assert(block_y == 8 && tile_rows % block_x == 0, "two groups of four warps, whole warps of rows");
   const int warp = static_cast<int>(threadIdx.y), part = warp % 4;
   if (warp < 4) {
@@ -164,57 +234,101 @@ __device__ inline void tile_taps(const ops::SamplePlan& p, int tile_y0, Shared& 
     const TapWindows w = uniform_taps<1>(p.x, x0, p.out_width, s.start_x, s.weights_x, block_x, 1, part, 4);
     if (warp == 0 && threadIdx.x == 0) s.wx = w;
   } else {
-    const TapWindows w = uniform_taps<tile_rows / block_x>(p.y, tile_y0, p.out_height, s.start_y, s.weights_y, 1,
-                                                           Shared::taps, part, 4);
+    const TapWindows w =
+        uniform_taps<tile_rows / block_x>(p.y, tile_y0, p.out_height, s.start_y, s.weights_y, 1, max_taps, part, 4);
     if (warp == 4 && threadIdx.x == 0) s.wy = w;
   }
   __syncthreads();
 }
 
-/// The horizontal sums (`ops::row_sum`) of `rows` source rows starting at `first` (a column's
-/// window start, rows `y_stride` apart), `Taps` taps each with the weights `w` (`block_x` apart),
-/// rounded into `out[r][threadIdx.x]`; warps take rows in turn. `Taps` < 0: a loop of `taps`
-/// taps. `Step`: the pixel stride when known (3: an upright image), else 0 and `x_stride`.
-template <int Taps, int Step>
-__device__ __forceinline__ void horizontal_rows(const std::uint8_t* first, std::int64_t x_stride, std::int64_t y_stride,
-                                                int taps, const float* w, int rows, std::uint32_t (*out)[block_x]) {
-  const std::int64_t step = Step != 0 ? Step : x_stride;
-  float wr[Taps > 0 ? Taps : 1];
-  if constexpr (Taps > 0) {
+/// One source row's window of `Taps` upright pixels (3 bytes each, any alignment) as the words
+/// that hold it: aligned 32-bit loads, a third as many as byte loads, then funnel shifts line the
+/// window up. Words past the window are not read (the window may end the buffer).
+template <int Taps>
+struct RowWindow {
+  static constexpr int bytes = 3 * Taps;
+  static constexpr int words = (bytes + 6) / 4;  // the most any alignment touches
+  static constexpr int aligned = (bytes + 3) / 4;
+  std::uint32_t w[aligned];
+
+  /// The window at byte `offset` from the 4-aligned `base`.
+  __device__ __forceinline__ RowWindow(const std::uint8_t* base, int offset) {
+    const int misalign = offset & 3;
+    const auto* words_at = reinterpret_cast<const std::uint32_t*>(base + (offset - misalign));
+    std::uint32_t raw[words + 1];
 #pragma unroll
-    for (int j = 0; j < Taps; ++j) wr[j] = w[j * block_x];
+    for (int k = 0; k < words; ++k) raw[k] = 4 * k < misalign + bytes ? __ldg(words_at + k) : 0u;
+    raw[words] = 0u;
+#pragma unroll
+    for (int m = 0; m < aligned; ++m) w[m] = __funnelshift_r(raw[m], raw[m + 1], 8u * static_cast<unsigned>(misalign));
   }
+
+  /// `ops::row_sum` of the window with the weights `wr`, unrounded.
+  __device__ __forceinline__ void sum(const float (&wr)[Taps], float a[3]) const {
+#pragma unroll
+    for (int j = 0; j < Taps; ++j)
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        const int b = 3 * j + c;
+        a[c] = fmaf(wr[j], word_byte_float(w[b / 4], b % 4), a[c]);
+      }
+  }
+};
+
+/// The horizontal sums (`ops::row_sum`) of `rows` source rows of an upright image (3-byte pixels)
+/// starting at `first` (a column's window start, rows `y_stride` apart), `Taps` taps each with
+/// the weights `w` (`block_x` apart), rounded into `out[r][threadIdx.x]`; warps take rows in turn,
+/// two at a time, so each row's loads are in flight while the other's are summed. Offsets from
+/// the word below `first` are 32-bit (a tile's rows span far less than 2 GB).
+template <int Taps>
+__device__ __forceinline__ void horizontal_rows(const std::uint8_t* first, int y_stride, const float* w, int rows,
+                                                std::uint32_t (*out)[block_x]) {
+  float wr[Taps];
+#pragma unroll
+  for (int j = 0; j < Taps; ++j) wr[j] = w[j * block_x];
+  const int lead = static_cast<int>(reinterpret_cast<std::uintptr_t>(first) & 3u);
+  const std::uint8_t* base = first - lead;
+  for (int r = static_cast<int>(threadIdx.y), offset = lead + r * y_stride; r < rows;
+       r += 2 * block_y, offset += 2 * block_y * y_stride) {
+    const bool second = r + block_y < rows;  // else the first row again, not stored
+    const RowWindow<Taps> a(base, offset), b(base, second ? offset + block_y * y_stride : offset);
+    float sa[3] = {0.0f, 0.0f, 0.0f}, sb[3] = {0.0f, 0.0f, 0.0f};
+    a.sum(wr, sa);
+    b.sum(wr, sb);
+    out[r][threadIdx.x] = pack_rgb(sa);
+    if (second) out[r + block_y][threadIdx.x] = pack_rgb(sb);
+  }
+}
+
+/// `horizontal_rows` for any pixel step (an oriented view) or tap count: a loop of byte loads.
+__device__ inline void horizontal_rows_any(const std::uint8_t* first, std::int64_t x_stride, std::int64_t y_stride,
+                                           int taps, const float* w, int rows, std::uint32_t (*out)[block_x]) {
   for (int r = static_cast<int>(threadIdx.y); r < rows; r += block_y) {
     const std::uint8_t* q = first + r * y_stride;
     float a[3] = {0.0f, 0.0f, 0.0f};
-    if constexpr (Taps > 0) {
-#pragma unroll
-      for (int j = 0; j < Taps; ++j)
-#pragma unroll
-        for (int c = 0; c < 3; ++c) a[c] = fmaf(wr[j], byte_float(q[j * step + c]), a[c]);
-    } else {
 #pragma unroll 2
-      for (int j = 0; j < taps; ++j)
+    for (int j = 0; j < taps; ++j)
 #pragma unroll
-        for (int c = 0; c < 3; ++c) a[c] = fmaf(w[j * block_x], byte_float(q[j * step + c]), a[c]);
-    }
+      for (int c = 0; c < 3; ++c) a[c] = fmaf(w[j * block_x], byte_float(q[j * x_stride + c]), a[c]);
     out[r][threadIdx.x] = pack_rgb(a);
   }
 }
 
-/// `horizontal_rows` with the tap count as a compile-time constant where it is small.
-template <int Step>
+/// The horizontal pass: straight-line code for upright images with up to `unrolled_taps` taps.
 __device__ inline void horizontal_pass(const std::uint8_t* first, std::int64_t x_stride, std::int64_t y_stride,
                                        int taps, const float* w, int rows, std::uint32_t (*out)[block_x]) {
-  switch (taps) {
+  if (x_stride == 3) {
+    switch (taps) {
 #define CONVEYOR_TAPS_CASE(n) \
-  case n: horizontal_rows<n, Step>(first, x_stride, y_stride, taps, w, rows, out); break;
-    CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
-    CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
+  case n: return horizontal_rows<n>(first, static_cast<int>(y_stride), w, rows, out);
+      CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
+      CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
 #undef CONVEYOR_TAPS_CASE
-    default: horizontal_rows<-1, Step>(first, x_stride, y_stride, taps, w, rows, out); break;
+      default: break;
+    }
+    static_assert(unrolled_taps == 6, "the cases above unroll up to unrolled_taps");
   }
-  static_assert(unrolled_taps == 6, "the cases above unroll up to unrolled_taps");
+  horizontal_rows_any(first, x_stride, y_stride, taps, w, rows, out);
 }
 
 /// `ops::store` of a pixel's three rounded values (biased, see `round_u8_biased`) at element
@@ -258,14 +372,14 @@ __device__ __forceinline__ void output_rows(const ops::SamplePlan& p, const ops:
   }
 }
 
-/// The vertical pass of the separable path: `Taps` taps of the rounded rows per output pixel
-/// (< 0: a loop of `taps`).
+/// The vertical pass of the separable path: `Taps` taps of the rounded rows (from source row
+/// `lo` on) per output pixel (< 0: a loop of `taps`).
 template <int Taps, DType D, Layout L>
 __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const ops::OutputParams& params, std::byte* out,
-                                              int ox, int tile_y0, int taps, const SeparableShared& s) {
+                                              int ox, int tile_y0, int taps, int lo, const SeparableShared& s) {
   output_rows<D, L>(p, params, out, ox, tile_y0, [&](int t, float acc[3]) {
-    const float* wy = s.weights_y + t * SeparableShared::taps;
-    const std::uint32_t* column = &s.rows[s.start_y[t] - s.wy.lo][threadIdx.x];
+    const float* wy = s.weights_y + t * separable_taps;
+    const std::uint32_t* column = &s.rows[s.start_y[t] - lo][threadIdx.x];
     const int n = Taps > 0 ? Taps : taps;
 #pragma unroll
     for (int j = 0; j < n; ++j) {
@@ -276,30 +390,36 @@ __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const op
   });
 }
 
-/// The separable path, for one block's tile.
-template <DType D, Layout L, int Step>
+/// The separable path, for one block's tile, with its windows from `layout_taps`.
+template <DType D, Layout L>
 __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
-                               const ops::OutputParams& params, int ox, int tile_y0, SeparableShared& s) {
-  tile_taps(p, tile_y0, s);
-  const int lo = s.wy.lo, rows = s.wy.taps > 0 ? s.wy.hi - lo : 0;
+                               const ops::OutputParams& params, int ox, int tile_y0, const ColumnTile& columns,
+                               const RowTile& row_tile, SeparableShared& s) {
+  // The row windows go to shared memory for the vertical pass, after the barrier between passes.
+  const int thread = static_cast<int>(threadIdx.y * block_x + threadIdx.x);
+  for (int i = thread; i < tile_rows * separable_taps; i += block_x * block_y) s.weights_y[i] = row_tile.weights[i];
+  if (thread < tile_rows) s.start_y[thread] = row_tile.start[thread];
+  const TapWindows wx = columns.w, wy = row_tile.w;
+  const int rows = wy.taps > 0 ? wy.hi - wy.lo : 0;
   // Horizontal pass: warps take whole source rows, 32 consecutive columns each.
-  const std::uint8_t* first =
-      src + std::int64_t{p.x.src_begin + s.start_x[threadIdx.x]} * p.src.x_stride + std::int64_t{p.y.src_begin + lo} * p.src.y_stride;
-  horizontal_pass<Step>(first, p.src.x_stride, p.src.y_stride, s.wx.taps, s.weights_x + threadIdx.x, rows, s.rows);
+  const std::uint8_t* first = src + std::int64_t{p.x.src_begin + columns.start[threadIdx.x]} * p.src.x_stride +
+                              std::int64_t{p.y.src_begin + wy.lo} * p.src.y_stride;
+  horizontal_pass(first, p.src.x_stride, p.src.y_stride, wx.taps, columns.weights + threadIdx.x, rows, s.rows);
   __syncthreads();
   if (ox >= p.out_width) return;
   // Vertical pass: each thread combines the rows of its eight output rows.
-  switch (s.wy.taps) {
+  switch (wy.taps) {
 #define CONVEYOR_TAPS_CASE(n) \
-  case n: vertical_rows<n, D, L>(p, params, out, ox, tile_y0, n, s); break;
+  case n: vertical_rows<n, D, L>(p, params, out, ox, tile_y0, n, wy.lo, s); break;
     CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
     CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
 #undef CONVEYOR_TAPS_CASE
-    default: vertical_rows<-1, D, L>(p, params, out, ox, tile_y0, s.wy.taps, s); break;
+    default: vertical_rows<-1, D, L>(p, params, out, ox, tile_y0, wy.taps, wy.lo, s); break;
   }
 }
 
-/// The per-pixel path (source scale > 4 on an axis): each output pixel filters its own rows.
+/// The per-pixel path (source scale > separable_scale on an axis): each output pixel filters its
+/// own rows.
 template <DType D, Layout L>
 __device__ void direct_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
                             const ops::OutputParams& params, int ox, int tile_y0, DirectShared& s) {
@@ -333,21 +453,22 @@ __device__ inline void copy_element(std::byte* dst, const std::byte* src, std::i
 
 }  // namespace detail
 
-/// grid (tiles across, tiles down, samples), block (block_x, block_y). Six blocks per SM (40
-/// registers, a few values spilled outside the tap loops): on an H200, with 32-row tiles, 135 us a
-/// batch against 142 at five blocks (48 registers, no spills) and 158 at four; 64-row tiles, which
-/// lay out each tile's taps half as often per pixel, 130.
+/// grid (tiles across, tiles down, samples), block (block_x, block_y), after `layout_taps` has
+/// filled `table` for the same plans. Six blocks per SM (40 registers, a few values spilled
+/// outside the tap loops): on an H200 with 32-row tiles and the windows laid out in the tile,
+/// 135 us a batch against 142 at five blocks (48 registers, no spills) and 158 at four.
 template <DType D, Layout L>
 __global__ void __launch_bounds__(block_x* block_y, 6)
-    augment_batch(const std::byte* __restrict__ arena, const ops::SamplePlan* __restrict__ plans,
+    augment_batch(const std::byte* __restrict__ arena, const ops::SamplePlan* __restrict__ plans, TapTable table,
                   std::byte* __restrict__ out, std::size_t sample_bytes, ops::OutputParams params) {
   // Raw storage: __shared__ variables cannot have constructors, and AxisTaps has member defaults.
   __shared__ alignas(16) unsigned char shared[detail::shared_bytes];
 
-  const ops::SamplePlan p = plans[blockIdx.z];
+  const int sample = static_cast<int>(blockIdx.z);
+  const ops::SamplePlan p = plans[sample];
   const int ox = static_cast<int>(blockIdx.x) * block_x + static_cast<int>(threadIdx.x);
   const int tile_y0 = static_cast<int>(blockIdx.y) * tile_rows;
-  std::byte* sample_out = out + blockIdx.z * sample_bytes;
+  std::byte* sample_out = out + sample * sample_bytes;
   const auto* src = reinterpret_cast<const std::uint8_t*>(arena + p.src.offset);
 
   if (p.precomputed) {  // finished on the CPU: copy it (uniform per block, so no barrier is skipped)
@@ -361,36 +482,66 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
     }
     return;
   }
-  auto& separable = *reinterpret_cast<detail::SeparableShared*>(shared);
-  if (p.x.scale <= separable_scale && p.y.scale <= separable_scale) {
-    if (p.src.x_stride == 3)  // upright: the pixel step known to the compiler
-      detail::separable_tile<D, L, 3>(p, src, sample_out, params, ox, tile_y0, separable);
-    else
-      detail::separable_tile<D, L, 0>(p, src, sample_out, params, ox, tile_y0, separable);
-  } else
+  if (detail::separable(p))
+    detail::separable_tile<D, L>(p, src, sample_out, params, ox, tile_y0,
+                                 table.columns(sample, static_cast<int>(blockIdx.x)),
+                                 table.rows(sample, static_cast<int>(blockIdx.y)),
+                                 *reinterpret_cast<detail::SeparableShared*>(shared));
+  else
     detail::direct_tile<D, L>(p, src, sample_out, params, ox, tile_y0, *reinterpret_cast<detail::DirectShared*>(shared));
 }
 
-/// Launches `augment_batch` for `count` samples of `out_width` x `out_height` on `stream`.
-/// @throws CudaError when the launch fails.
-inline void launch_augment(const std::byte* arena, const ops::SamplePlan* plans, std::byte* out, std::size_t count,
-                           std::size_t sample_bytes, const ops::OutputParams& params, int out_width, int out_height,
-                           cudaStream_t stream) {
-  const dim3 block(block_x, block_y);
-  const dim3 grid(static_cast<unsigned>((out_width + block_x - 1) / block_x),
-                  static_cast<unsigned>((out_height + tile_rows - 1) / tile_rows), static_cast<unsigned>(count));
-  const auto launch = [&]<DType D>() {
-    if (params.layout == Layout::NCHW)
-      augment_batch<D, Layout::NCHW><<<grid, block, 0, stream>>>(arena, plans, out, sample_bytes, params);
-    else
-      augment_batch<D, Layout::NHWC><<<grid, block, 0, stream>>>(arena, plans, out, sample_bytes, params);
+/// Calls `f` with the `augment_batch` instantiation for `params`' dtype and layout.
+template <class F>
+void with_augment_kernel(const ops::OutputParams& params, F&& f) {
+  const auto pick = [&]<DType D>() {
+    if (params.layout == Layout::NCHW) f(augment_batch<D, Layout::NCHW>);
+    else f(augment_batch<D, Layout::NHWC>);
   };
   switch (params.dtype) {
-    case DType::u8: launch.template operator()<DType::u8>(); break;
-    case DType::f16: launch.template operator()<DType::f16>(); break;
-    case DType::bf16: launch.template operator()<DType::bf16>(); break;
-    default: launch.template operator()<DType::f32>(); break;
+    case DType::u8: pick.template operator()<DType::u8>(); break;
+    case DType::f16: pick.template operator()<DType::f16>(); break;
+    case DType::bf16: pick.template operator()<DType::bf16>(); break;
+    default: pick.template operator()<DType::f32>(); break;
   }
+}
+
+/// Loads the kernels `launch_augment` runs for `params` on the current device now, so the first
+/// batch does not wait for CUDA's lazy module loading.
+/// @throws CudaError when they cannot be loaded.
+inline void load_augment_kernels(const ops::OutputParams& params) {
+  cudaFuncAttributes attributes{};
+  CONVEYOR_CUDA_TRY(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(layout_taps)));
+  with_augment_kernel(params, [&](auto kernel) {
+    CONVEYOR_CUDA_TRY(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel)));
+  });
+}
+
+/// Launches `layout_taps` for `count` samples of `out_width` x `out_height` on `stream`: it
+/// fills `taps`, device memory of `TapTable::bytes(count, out_width, out_height)` bytes.
+/// @throws CudaError when the launch fails.
+inline void launch_layout(const ops::SamplePlan* plans, std::byte* taps, std::size_t count, int out_width,
+                          int out_height, cudaStream_t stream) {
+  const TapTable table(taps, out_width, out_height);
+  const dim3 grid(static_cast<unsigned>((table.tiles_x + table.tiles_y + layout_warps - 1) / layout_warps),
+                  static_cast<unsigned>(count));
+  layout_taps<<<grid, dim3(block_x, layout_warps), 0, stream>>>(plans, table);
+  CONVEYOR_CUDA_TRY(cudaGetLastError());
+}
+
+/// Launches `augment_batch` for `count` samples of `out_width` x `out_height` on `stream`, once
+/// `launch_layout` has filled `taps` for the same plans (on `stream` before, or ordered before it
+/// by an event) and until it has run (no other launch writes `taps` meanwhile).
+/// @throws CudaError when the launch fails.
+inline void launch_augment(const std::byte* arena, const ops::SamplePlan* plans, const std::byte* taps,
+                           std::byte* out, std::size_t count, std::size_t sample_bytes,
+                           const ops::OutputParams& params, int out_width, int out_height, cudaStream_t stream) {
+  const TapTable table(const_cast<std::byte*>(taps), out_width, out_height);
+  const dim3 grid(static_cast<unsigned>(table.tiles_x), static_cast<unsigned>(table.tiles_y),
+                  static_cast<unsigned>(count));
+  with_augment_kernel(params, [&](auto kernel) {
+    kernel<<<grid, dim3(block_x, block_y), 0, stream>>>(arena, plans, table, out, sample_bytes, params);
+  });
   CONVEYOR_CUDA_TRY(cudaGetLastError());
 }
 

@@ -55,6 +55,7 @@ struct DeviceStats {
   std::uint64_t bytes_uploaded = 0;
   double h2d_seconds = 0;     ///< copy time, from device events
   double kernel_seconds = 0;  ///< kernel time, from device events
+  double kernel_max_seconds = 0;  ///< the longest batch's
   std::uint64_t pinned_bytes = 0;
   std::uint64_t device_bytes = 0;
 };
