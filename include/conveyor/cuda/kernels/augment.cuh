@@ -184,13 +184,14 @@ struct TapTable {
 
 inline constexpr int layout_warps = 4;  ///< tile axes per block of `layout_taps`
 
-/// grid (axis tiles / layout_warps, samples), block (block_x, layout_warps): each warp lays out
-/// one column or row tile of a separable sample.
-__global__ void __launch_bounds__(block_x* layout_warps)
-    layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table) {
+/// grid (axis tiles / Warps, samples), block (block_x, Warps): each warp lays out one column or
+/// row tile of a separable sample. (A template, as every kernel here: a header's plain kernel
+/// would be defined again by each translation unit that includes it.)
+template <int Warps>
+__global__ void __launch_bounds__(block_x* Warps) layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table) {
   const ops::SamplePlan p = plans[blockIdx.y];
   if (!detail::separable(p)) return;
-  const int k = static_cast<int>(blockIdx.x * layout_warps + threadIdx.y), sample = static_cast<int>(blockIdx.y);
+  const int k = static_cast<int>(blockIdx.x * Warps + threadIdx.y), sample = static_cast<int>(blockIdx.y);
   if (k < table.tiles_x) {
     ColumnTile& t = table.columns(sample, k);
     const detail::TapWindows w =
@@ -511,7 +512,7 @@ void with_augment_kernel(const ops::OutputParams& params, F&& f) {
 /// @throws CudaError when they cannot be loaded.
 inline void load_augment_kernels(const ops::OutputParams& params) {
   cudaFuncAttributes attributes{};
-  CONVEYOR_CUDA_TRY(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(layout_taps)));
+  CONVEYOR_CUDA_TRY(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(layout_taps<layout_warps>)));
   with_augment_kernel(params, [&](auto kernel) {
     CONVEYOR_CUDA_TRY(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel)));
   });
@@ -525,7 +526,7 @@ inline void launch_layout(const ops::SamplePlan* plans, std::byte* taps, std::si
   const TapTable table(taps, out_width, out_height);
   const dim3 grid(static_cast<unsigned>((table.tiles_x + table.tiles_y + layout_warps - 1) / layout_warps),
                   static_cast<unsigned>(count));
-  layout_taps<<<grid, dim3(block_x, layout_warps), 0, stream>>>(plans, table);
+  layout_taps<layout_warps><<<grid, dim3(block_x, layout_warps), 0, stream>>>(plans, table);
   CONVEYOR_CUDA_TRY(cudaGetLastError());
 }
 
