@@ -105,8 +105,10 @@ TEST_CASE("the fused kernel equals the CPU resampler on random plans and pixels"
         ops::OutputParams params;
         params.dtype = dtype;
         params.layout = layout;
-        if (dtype != DType::u8)
-          for (int c = 0; c < 3; ++c) params.scale[c] = 1.0f / (255.0f * (0.2f + 0.01f * c)), params.bias[c] = -2.0f + c;
+        for (int c = 0; dtype != DType::u8 && c < 3; ++c) {  // arbitrary statistics, not ImageNet's
+          params.scale[c] = 1.0f / (255.0f * (0.2f + 0.01f * c));
+          params.bias[c] = -2.0f + static_cast<float>(c);
+        }
         const std::size_t sample_bytes = std::size_t(ow) * oh * 3 * dtype_size(dtype);
         const std::vector<std::byte> got = on_device(b, params, sample_bytes);
         ops::cpu::ResampleScratch scratch;

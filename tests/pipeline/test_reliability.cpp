@@ -207,7 +207,8 @@ TEST_CASE("a thousand create-iterate-break-destroy cycles leave no thread behind
 
 // RSS settles over the first ten or so epochs (the allocator's arenas of the worker threads grow
 // by about 150 KiB, then stay), so the bound compares epoch 10 with epoch 30.
-TEST_CASE("thirty shuffled epochs deliver every sample once each and hold memory steady", "[pipeline][reliability][soak]") {
+TEST_CASE("thirty shuffled epochs deliver every sample once each and hold memory steady",
+          "[pipeline][reliability][soak]") {
   const InMemory data = conveyor_test::jpeg_dataset(1500, 33);
   BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 8}), ImageAugment::train(32),
                      {.batch_size = 64, .workers = 3});

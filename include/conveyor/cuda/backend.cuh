@@ -105,8 +105,8 @@ class CudaStage final : public detail::DeviceStage {
       s.kernel_start.record(augment);
       const std::byte* data = s.arena.data() + c_.arena.data;
       if (c_.resample) {
-        kernels::launch_augment(data, plans(s), s.taps.data(), s.output.data(), count, c_.sample_bytes, c_.params, c_.out_width, c_.out_height,
-                                augment.get());
+        kernels::launch_augment(data, plans(s), s.taps.data(), s.output.data(), count, c_.sample_bytes, c_.params,
+                                c_.out_width, c_.out_height, augment.get());
       } else {
         CONVEYOR_CUDA_TRY(cudaMemcpyAsync(s.output.data(), data, count * c_.sample_bytes, cudaMemcpyDeviceToDevice,
                                           augment.get()));

@@ -188,10 +188,12 @@ inline constexpr int layout_warps = 4;  ///< tile axes per block of `layout_taps
 /// row tile of a separable sample. (A template, as every kernel here: a header's plain kernel
 /// would be defined again by each translation unit that includes it.)
 template <int Warps>
-__global__ void __launch_bounds__(block_x* Warps) layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table) {
+__global__ void __launch_bounds__(block_x* Warps)
+    layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table) {
   const ops::SamplePlan p = plans[blockIdx.y];
   if (!detail::separable(p)) return;
-  const int k = static_cast<int>(blockIdx.x * Warps + threadIdx.y), sample = static_cast<int>(blockIdx.y);
+  const int k = static_cast<int>(blockIdx.x * Warps + threadIdx.y);
+  const int sample = static_cast<int>(blockIdx.y);
   if (k < table.tiles_x) {
     ColumnTile& t = table.columns(sample, k);
     const detail::TapWindows w =
@@ -485,7 +487,8 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
                                  table.rows(sample, static_cast<int>(blockIdx.y)),
                                  *reinterpret_cast<detail::SeparableShared*>(shared));
   else
-    detail::direct_tile<D, L>(p, src, sample_out, params, ox, tile_y0, *reinterpret_cast<detail::DirectShared*>(shared));
+    detail::direct_tile<D, L>(p, src, sample_out, params, ox, tile_y0,
+                              *reinterpret_cast<detail::DirectShared*>(shared));
 }
 
 /// Calls `f` with the `augment_batch` instantiation for `params`' dtype and layout.
