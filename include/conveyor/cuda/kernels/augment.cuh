@@ -24,6 +24,10 @@
 #if !CONVEYOR_CUDA_COMPILATION()
 #error "conveyor/cuda/kernels/augment.cuh needs a CUDA compiler"
 #endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+// The warp reductions (__reduce_*_sync) are compute capability 8.0's.
+#error "conveyor's CUDA kernels need compute capability 8.0 or later: set CMAKE_CUDA_ARCHITECTURES >= 80"
+#endif
 
 #include <conveyor/cuda/error.hpp>
 #include <conveyor/ops/convert.hpp>
@@ -201,8 +205,9 @@ __global__ void __launch_bounds__(block_x* Warps)
     if (threadIdx.x == 0) t.w = w;
   } else if (k < table.tiles_x + table.tiles_y) {
     RowTile& t = table.rows(sample, k - table.tiles_x);
-    const detail::TapWindows w = detail::uniform_taps<tile_rows / block_x>(
-        p.y, (k - table.tiles_x) * tile_rows, p.out_height, t.start, t.weights, 1, separable_taps, 0, 1, separable_taps);
+    const int first = (k - table.tiles_x) * tile_rows;
+    const detail::TapWindows w = detail::uniform_taps<tile_rows / block_x>(p.y, first, p.out_height, t.start, t.weights,
+                                                                           1, separable_taps, 0, 1, separable_taps);
     if (threadIdx.x == 0) t.w = w;
   }
 }
