@@ -16,10 +16,10 @@ __global__ void touch_every_hd_function(const conveyor::ops::SamplePlan* plan, c
   using namespace conveyor::ops;
   const AxisTaps tx = axis_taps(plan->x, static_cast<std::int32_t>(threadIdx.x));
   const AxisTaps ty = axis_taps(plan->y, static_cast<std::int32_t>(threadIdx.y));
-  float w[4] = {tap_weight(tx, 0), tap_weight(tx, 1), tap_weight(ty, 0), tap_weight(ty, 1)};
-  float rgb[3];
-  row_sum(src, 3, tx.count, w, rgb);
-  const float r = rgb[0] + rgb[1] + rgb[2];
+  const int px = axis_precision(plan->x), py = weight_precision(max_weight(ty));
+  const std::int32_t sum = fixed_half(px) + fixed_weight(tap_weight(tx, 0), px) * src[0] +
+                           fixed_weight(tap_weight(ty, 0), py) * src[1];
+  const float r = static_cast<float>(fixed_to_u8(sum, px));
   store(out, threadIdx.x, to_u8(r), 0, params);
   out[1] = f16_to_float(to_f16_bits(r)) + bf16_to_float(to_bf16_bits(r));
   out[2] = static_cast<float>(element_index(params.layout, 1, 2, 3, 4, 5));

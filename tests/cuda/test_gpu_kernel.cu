@@ -23,8 +23,8 @@ ops::AxisPlan random_axis(CounterRng& rng, int size, int out) {
   ops::AxisPlan a;
   a.src_begin = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(size)));
   a.src_end = a.src_begin + 1 + static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(size - a.src_begin)));
-  a.scale = static_cast<float>(std::exp(rng.uniform(std::log(0.25), std::log(5.0))));
-  a.origin = static_cast<float>(rng.uniform(-0.5, 0.5));
+  a.scale = std::exp(rng.uniform(std::log(0.25), std::log(5.0)));
+  a.origin = rng.uniform(-0.5, 0.5);
   a.resized = out;
   if (rng.below(4) == 0) {  // padding on either side
     a.offset = static_cast<std::int32_t>(rng.below(21)) - 10;

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Records torchvision's eval preset (Resize 256 antialiased + CenterCrop 224, uint8) on real
-photos, as the reference conveyor's eval preset is tested against (tests/ops/test_eval_parity.cpp).
+"""Records torchvision's eval preset (Resize 256 antialiased + CenterCrop 224, uint8) and
+resized crops (RandomResizedCrop's operation on fixed boxes) on real photos, as the references
+conveyor's resampler is tested against, bit for bit (tests/ops/test_eval_parity.cpp).
 
 The input pixels are libjpeg-turbo's own decode (djpeg, islow, fancy upsampling: what conveyor's
 decoder reproduces bit for bit), so the comparison isolates the resampling. Writes
-tests/data/eval/<photo>.ppm and tests/data/eval/INDEX.tsv (photo, decoded size, MD5 of the decode).
+tests/data/eval/<photo>.ppm and tests/data/eval/INDEX.tsv (photo, decoded size, MD5 of the decode),
+and tests/data/eval/crops/<photo>-<k>.ppm with crops/INDEX.tsv (photo, box, output size).
 
     python3 tests/parity/make_eval_reference.py --photos ../shared/data/photos
 
@@ -36,7 +38,7 @@ def djpeg_rgb(path):
     w, h = int(w), int(h)
     arr = np.frombuffer(data, dtype=np.uint8)
     arr = arr.reshape(h, w, 3) if magic == b"P6" else np.repeat(arr.reshape(h, w, 1), 3, axis=2)
-    return np.ascontiguousarray(arr)
+    return np.array(arr)  # a writable copy, as torch.from_numpy wants
 
 
 def main():
@@ -59,6 +61,25 @@ def main():
         rows.append(f"{name}\t{rgb.shape[1]}\t{rgb.shape[0]}\t{hashlib.md5(rgb.tobytes()).hexdigest()}\t"
                     f"{torch.__version__}\t{torchvision.__version__}")
     (args.out / "INDEX.tsv").write_text("\n".join(rows) + "\n")
+
+    # Resized crops: a down- and an upscaling box per photo, fixed by a seed, to odd sizes.
+    crops = args.out / "crops"
+    crops.mkdir(exist_ok=True)
+    rng = np.random.default_rng(2026)
+    rows = ["file\tphoto\tleft\ttop\twidth\theight\tout_width\tout_height"]
+    for name in PHOTOS:
+        chw = torch.from_numpy(djpeg_rgb(args.photos / name)).permute(2, 0, 1)
+        h, w = chw.shape[1:]
+        for k, (ow, oh) in enumerate([(112, 112), (61, 87)]):
+            bw = int(rng.integers(ow // 2, ow + 1)) if k else int(rng.integers(min(w, ow), w + 1))
+            bh = int(rng.integers(oh // 2, oh + 1)) if k else int(rng.integers(min(h, oh), h + 1))
+            left, top = int(rng.integers(0, w - bw + 1)), int(rng.integers(0, h - bh + 1))
+            out = v2.functional.resized_crop(chw, top, left, bh, bw, [oh, ow], antialias=True)
+            file = f"{pathlib.Path(name).stem}-{k}.ppm"
+            hwc = out.permute(1, 2, 0).contiguous().numpy()
+            (crops / file).write_bytes(f"P6\n{ow} {oh}\n255\n".encode() + hwc.tobytes())
+            rows.append(f"{file}\t{name}\t{left}\t{top}\t{bw}\t{bh}\t{ow}\t{oh}")
+    (crops / "INDEX.tsv").write_text("\n".join(rows) + "\n")
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ namespace ops {
 /// the source pixels [src_begin, src_end): the crop box, so nothing outside the crop bleeds in,
 /// exactly as when torchvision crops first and resizes after.
 struct AxisPlan {
-  float origin = 0.0f;  ///< sub-pixel shift of the box, relative to src_begin (0 unless decoded scaled)
-  float scale = 1.0f;   ///< source pixels per output pixel
+  double origin = 0.0;  ///< sub-pixel shift of the box, relative to src_begin (0 unless decoded scaled)
+  double scale = 1.0;   ///< source pixels per output pixel: in / out exactly, as torch divides them
   std::int32_t offset = 0;
   std::int32_t resized = 0;
   std::int32_t src_begin = 0;

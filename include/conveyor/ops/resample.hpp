@@ -1,21 +1,23 @@
 #pragma once
 /// @file
-/// Antialiased bilinear resampling, one output pixel at a time, with torchvision's
-/// (`antialias=True`) and PIL's weights: a triangle filter widened by the downscale factor,
-/// centres at half pixels, taps clamped to the source box, weights normalised to sum to one.
+/// Antialiased bilinear resampling with torchvision's (`antialias=True`) filter and torch's
+/// uint8 arithmetic: a triangle filter widened by the downscale factor, centres at half pixels,
+/// taps clamped to the source box, weights normalised to sum to one in double precision, then
+/// turned into 16-bit fixed-point integers at a precision chosen per axis, as
+/// `torch.nn.functional.interpolate(uint8, mode="bilinear", antialias=True)` does on the CPU.
 ///
-/// Two passes, as PIL and torchvision's uint8 path run them: each source row is filtered
-/// horizontally and rounded to u8, then those rows are combined vertically. Rounding the
-/// intermediate is what they do; doing it too brings conveyor within 0.005 LSB of torchvision on
-/// average, where float intermediates sit 0.1-0.17 LSB away.
+/// Two passes, as torch and PIL run them: each source row is filtered horizontally and rounded
+/// to u8, then those rows are combined vertically and rounded again. Every pass sums `byte *
+/// weight` in 32-bit integers from half of the last unit, shifts right by the axis' precision and
+/// clamps to [0, 255]. Integer sums are exact in any order, so both backends give the same bits
+/// as each other and as torchvision's uint8 tensor path (tested against it), and the kernel needs
+/// no float conversions in its tap loops (one `dp2a` sums two taps of a channel).
 ///
-/// Both backends evaluate exactly these functions in exactly this order: for each tap row,
-/// `fmaf(wx, pixel, row)` along the row, rounded; then `fmaf(wy, row, acc)` down the rows. The CPU
-/// runs it separably (rows once, columns after), the kernel per output pixel; the arithmetic is
-/// the same, so the bits are.
+/// The weights are computed in double from the plan with the operations torch uses, written so
+/// that a compiler cannot contract them into different fused multiply-adds (the one mul-add,
+/// the tap centre, is an explicit `fma`; with origin 0 it equals torch's rounded product).
 
 #include <conveyor/config.hpp>
-#include <conveyor/ops/convert.hpp>
 #include <conveyor/ops/plan.hpp>
 
 #include <cstdint>
@@ -25,65 +27,98 @@ namespace conveyor {
 inline namespace v0 {
 namespace ops {
 
-/// The filter taps of one output pixel along one axis: source pixels
+/// The filter taps of one resized pixel along one axis: source pixels
 /// [src_begin + first, src_begin + first + count) with unnormalised weights summing to `total`.
 struct AxisTaps {
   std::int32_t first = 0;  ///< relative to the axis' src_begin
   std::int32_t count = 0;  ///< 0 for padding
-  float center = 0.0f;     ///< relative to src_begin
-  float inv_support = 1.0f;
-  float total = 1.0f;
+  double center = 0.0;     ///< relative to src_begin
+  double inv_support = 1.0;
+  double total = 1.0;
 };
 
 /// The triangle (bilinear) filter.
-[[nodiscard]] CONVEYOR_HD inline float triangle(float t) noexcept {
-  const float a = fabsf(t);
-  return a < 1.0f ? 1.0f - a : 0.0f;
+[[nodiscard]] CONVEYOR_HD inline double triangle(double t) noexcept {
+  const double a = fabs(t);
+  return a < 1.0 ? 1.0 - a : 0.0;
 }
 
-/// Taps of output pixel `o` on axis `a`. Padding pixels get `count == 0`.
-[[nodiscard]] CONVEYOR_HD inline AxisTaps axis_taps(const AxisPlan& a, std::int32_t o) noexcept {
+/// Taps of resized pixel `r` (0 <= r < a.resized) on axis `a`.
+[[nodiscard]] CONVEYOR_HD inline AxisTaps resized_taps(const AxisPlan& a, std::int32_t r) noexcept {
   AxisTaps t;
-  const std::int32_t r = o + a.offset;
-  if (r < 0 || r >= a.resized) return t;
-  const float support = a.scale >= 1.0f ? a.scale : 1.0f;
-  t.inv_support = a.scale >= 1.0f ? 1.0f / a.scale : 1.0f;
-  t.center = fmaf(static_cast<float>(r) + 0.5f, a.scale, a.origin);
+  const double support = a.scale >= 1.0 ? a.scale : 1.0;
+  t.inv_support = a.scale >= 1.0 ? 1.0 / a.scale : 1.0;
+  t.center = fma(static_cast<double>(r) + 0.5, a.scale, a.origin);
   const std::int32_t size = a.src_end - a.src_begin;
-  // Truncation, not floor, as torchvision and PIL round these bounds.
-  std::int32_t lo = static_cast<std::int32_t>(t.center - support + 0.5f);
-  std::int32_t hi = static_cast<std::int32_t>(t.center + support + 0.5f);
+  // Truncation, not floor, as torch and PIL round these bounds.
+  std::int32_t lo = static_cast<std::int32_t>(t.center - support + 0.5);
+  std::int32_t hi = static_cast<std::int32_t>(t.center + support + 0.5);
   lo = lo < 0 ? 0 : lo;
   hi = hi > size ? size : hi;
   t.first = lo;
   t.count = hi > lo ? hi - lo : 0;
-  float total = 0.0f;
+  double total = 0.0;
   for (std::int32_t j = 0; j < t.count; ++j)
-    total += triangle((static_cast<float>(j + lo) - t.center + 0.5f) * t.inv_support);
+    total += triangle((static_cast<double>(j + lo) - t.center + 0.5) * t.inv_support);
   t.total = total;
-  if (total == 0.0f) t.count = 0;  // a degenerate box: treat as padding rather than divide by zero
+  if (total == 0.0) t.count = 0;  // a degenerate box: treat as padding rather than divide by zero
   return t;
 }
 
-/// Normalised weight of tap `j` (0 <= j < count).
-[[nodiscard]] CONVEYOR_HD inline float tap_weight(const AxisTaps& t, std::int32_t j) noexcept {
-  return triangle((static_cast<float>(j + t.first) - t.center + 0.5f) * t.inv_support) / t.total;
+/// Taps of output pixel `o` on axis `a`. Padding pixels get `count == 0`.
+[[nodiscard]] CONVEYOR_HD inline AxisTaps axis_taps(const AxisPlan& a, std::int32_t o) noexcept {
+  const std::int32_t r = o + a.offset;
+  return r < 0 || r >= a.resized ? AxisTaps{} : resized_taps(a, r);
 }
 
-/// Horizontal pass over one source row, the three channels at once (each in its own `fmaf`
-/// chain, in tap order), each rounded to u8: `first` points at the row's first tap pixel, `wx` at
-/// the taps' normalised weights.
-CONVEYOR_HD inline void row_sum(const std::uint8_t* first, std::int64_t x_stride, std::int32_t count, const float* wx,
-                                float out[3]) noexcept {
-  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
-  for (std::int32_t j = 0; j < count; ++j, first += x_stride) {
-    a0 = fmaf(wx[j], static_cast<float>(first[0]), a0);
-    a1 = fmaf(wx[j], static_cast<float>(first[1]), a1);
-    a2 = fmaf(wx[j], static_cast<float>(first[2]), a2);
+/// Normalised weight of tap `j` (0 <= j < count).
+[[nodiscard]] CONVEYOR_HD inline double tap_weight(const AxisTaps& t, std::int32_t j) noexcept {
+  return triangle((static_cast<double>(j + t.first) - t.center + 0.5) * t.inv_support) / t.total;
+}
+
+/// The largest normalised weight of a pixel's taps (0 without taps).
+[[nodiscard]] CONVEYOR_HD inline double max_weight(const AxisTaps& t) noexcept {
+  double m = 0.0;
+  for (std::int32_t j = 0; j < t.count; ++j) {
+    const double w = tap_weight(t, j);
+    m = w > m ? w : m;
   }
-  out[0] = static_cast<float>(to_u8(a0));
-  out[1] = static_cast<float>(to_u8(a1));
-  out[2] = static_cast<float>(to_u8(a2));
+  return m;
+}
+
+/// The most fraction bits at which a weight of `max_weight` still fits 16 bits, as torch picks
+/// them (at most 22). Smaller weights never lower it, so an axis' precision is the least of its
+/// pixels'.
+[[nodiscard]] CONVEYOR_HD inline int weight_precision(double max_weight) noexcept {
+  int p = 0;
+  for (; p < 22; ++p)
+    if (static_cast<std::int32_t>(0.5 + max_weight * static_cast<double>(1 << (p + 1))) >= (1 << 15)) break;
+  return p;
+}
+
+/// The precision of axis `a`: over every resized pixel, those cropped away included (torch
+/// resizes the whole image before CenterCrop cuts it).
+[[nodiscard]] CONVEYOR_HD inline int axis_precision(const AxisPlan& a) noexcept {
+  int p = 22;
+  for (std::int32_t r = 0; r < a.resized; ++r) {
+    const int q = weight_precision(max_weight(resized_taps(a, r)));
+    p = q < p ? q : p;
+  }
+  return p;
+}
+
+/// A normalised weight (non-negative, at most 1) as an integer with `precision` fraction bits.
+[[nodiscard]] CONVEYOR_HD inline std::int32_t fixed_weight(double w, int precision) noexcept {
+  return static_cast<std::int32_t>(0.5 + w * static_cast<double>(1 << precision));
+}
+
+/// Where a pass' sum starts: half of the last unit, so the shift rounds to nearest.
+[[nodiscard]] CONVEYOR_HD inline std::int32_t fixed_half(int precision) noexcept { return 1 << (precision - 1); }
+
+/// A pass' sum (from `fixed_half`) as a byte: shifted and clamped to [0, 255].
+[[nodiscard]] CONVEYOR_HD inline std::uint8_t fixed_to_u8(std::int32_t sum, int precision) noexcept {
+  const std::int32_t v = sum >> precision;
+  return static_cast<std::uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
 }  // namespace ops

@@ -127,8 +127,8 @@ struct ImageAugment {
     if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
       CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
       const ops::CropBox box = ops::random_resized_crop_box(*rrc, width, height, rng);
-      p.x = {0.0f, float(box.width) / float(size), 0, size, box.left, box.left + box.width};
-      p.y = {0.0f, float(box.height) / float(size), 0, size, box.top, box.top + box.height};
+      p.x = {0.0, double(box.width) / size, 0, size, box.left, box.left + box.width};
+      p.y = {0.0, double(box.height) / size, 0, size, box.top, box.top + box.height};
     } else {
       const int crop_size = std::get<CenterCrop>(crop).size;
       int rw = width, rh = height;
@@ -137,8 +137,8 @@ struct ImageAugment {
         rw = wh[0];
         rh = wh[1];
       }
-      p.x = {0.0f, float(width) / float(rw), ops::center_crop_offset(rw, crop_size), rw, 0, width};
-      p.y = {0.0f, float(height) / float(rh), ops::center_crop_offset(rh, crop_size), rh, 0, height};
+      p.x = {0.0, double(width) / rw, ops::center_crop_offset(rw, crop_size), rw, 0, width};
+      p.y = {0.0, double(height) / rh, ops::center_crop_offset(rh, crop_size), rh, 0, height};
     }
     if (flip.p > 0) {
       CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::flip);
@@ -163,7 +163,7 @@ struct ImageAugment {
 
   /// Source scale above which a sample is finished on the CPU instead of by a device: the kernel
   /// keeps each output pixel's filter taps in shared memory, sized for this.
-  static constexpr float max_device_scale = 32.0f;
+  static constexpr double max_device_scale = 32.0;
 
   /// The host half of the device path: plans from the header, then decodes the window the plan
   /// reads straight into `area` (in stored order: the plan's view applies the orientation) and
@@ -232,8 +232,8 @@ struct ImageAugment {
     // and 7/8 run in plain C and decode slower than full size (measured: bench_decode).
     int n = 8;
     if (decode_scaling) {
-      const float scale = std::min(job.plan.x.scale, job.plan.y.scale);
-      while (n > 1 && scale * float(n / 2) >= 8.0f) n /= 2;
+      const double scale = std::min(job.plan.x.scale, job.plan.y.scale);
+      while (n > 1 && scale * (n / 2) >= 8.0) n /= 2;
     }
     const int sow = scaled_size(ow, n), soh = scaled_size(oh, n);
     if (n < 8) {
@@ -300,11 +300,11 @@ struct ImageAugment {
   static void scale_axis(ops::AxisPlan& a, int n, int extent, int scaled_extent, bool mirrored) noexcept {
     const double s = n / 8.0;
     const double shift = mirrored ? scaled_extent - s * extent : 0.0;
-    const double begin = s * (a.src_begin + double(a.origin)) + shift;
+    const double begin = s * (a.src_begin + a.origin) + shift;
     const auto first = static_cast<std::int32_t>(std::floor(begin));
     const auto last = static_cast<std::int32_t>(std::ceil(s * a.src_end + shift));
-    a.origin = static_cast<float>(begin - first);
-    a.scale = static_cast<float>(s * double(a.scale));
+    a.origin = begin - first;
+    a.scale = s * a.scale;
     a.src_begin = first;
     a.src_end = std::min(last, scaled_extent);
   }

@@ -1,23 +1,22 @@
 #pragma once
 /// @file
 /// The fused augmentation kernel: one launch per batch turns every sample's decoded region into
-/// its output (resample, flip, normalise, convert, store) with the arithmetic of the CPU backend's
-/// per-pixel functions, in the same order, so the bits are the same.
+/// its output (resample, flip, normalise, convert, store) with the CPU backend's weights and
+/// integer arithmetic (`ops/resample.hpp`), so the bits are the same.
 ///
 /// Each block makes a 32 x 64 tile of one sample. Usually (source scale <= 3.5 on both axes; DCT-
 /// scaled decoding leaves at most 2) it runs separably like the CPU: the horizontal pass of every
-/// source row the tile needs goes to shared memory once, rounded to u8 as the CPU rounds it, then
-/// each thread combines its rows. Larger scales, whose rows would not fit, take the per-pixel path;
-/// both give the same bits. Every pixel of a tile gets the same number of taps (see `TapWindows`),
-/// so the tap loops unroll with the weights in registers. A small kernel lays out the separable
-/// tiles' windows once per batch beforehand (`layout_taps`, 10 us on an H200; the CUDA backend
-/// runs it on its load stream, after the upload), so those tiles start filtering at once instead
-/// of computing weights and waiting for each other at a barrier.
+/// source row the tile needs goes to shared memory once, rounded to u8, then each thread combines
+/// its rows. Larger scales, whose rows would not fit, take the per-pixel path; both give the same
+/// bits. Every pixel of a tile gets the same number of taps (see `TapWindows`), so the tap loops
+/// unroll with the weights in registers. A small kernel lays out the windows once per batch
+/// beforehand (`layout_taps`; the CUDA backend runs it on its load stream, after the upload), so
+/// the tiles start filtering at once instead of computing weights and waiting at a barrier.
 ///
-/// On an H200 the kernel is bound by instruction issue and load latency, not bandwidth (Nsight
-/// Compute). Rounding and float-to-integer conversion instructions run on a narrow pipe there, so
-/// bytes become floats and floats become rounded bytes through the float format instead (2^23 + b
-/// is exact; adding 2^23 rounds to an integer).
+/// The kernel is bound by instruction issue (Nsight Compute on an H200), so the tap loops are
+/// built around `dp2a`: two 16-bit weights times two bytes plus a 32-bit sum in one instruction.
+/// A byte permute pairs a channel's bytes of two taps, so two taps of three channels cost two
+/// permutes and three `dp2a`.
 
 #include <conveyor/config.hpp>
 
@@ -56,8 +55,9 @@ inline constexpr int tile_rows = 64;  ///< output rows per block: eight per thre
 inline constexpr int max_taps = 66;
 /// The separable path: source scale up to 3.5, so taps up to 8 (2 s + 1), and the 65 s + 2 source
 /// rows of 64 output rows (six blocks of them fit an SM).
-inline constexpr float separable_scale = 3.5f;
+inline constexpr double separable_scale = 3.5;
 inline constexpr int separable_taps = 8;
+inline constexpr int separable_pairs = separable_taps / 2;  ///< weights are stored two to a word
 inline constexpr int separable_rows = 232;
 /// Tap counts up to this get straight-line code (a source scale up to about 2.5, the usual case
 /// after DCT-scaled decoding); larger ones loop.
@@ -65,51 +65,35 @@ inline constexpr int unrolled_taps = 6;
 
 namespace detail {
 
-inline constexpr float two23 = 8388608.0f;  // 2^23: floats from here to 2^24 are the integers
-
-/// A byte (0..255, zero-extended) as a float, without a conversion instruction: the bits of
-/// 2^23 + b, minus 2^23.
-__device__ __forceinline__ float byte_float(std::uint32_t b) { return __fsub_rn(__uint_as_float(0x4B000000u | b), two23); }
-
-/// Byte `k` of `w` as a float, the same way (one byte permute builds 2^23 + byte).
-__device__ __forceinline__ float word_byte_float(std::uint32_t w, int k) {
-  return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B00u, 0x5440u | static_cast<unsigned>(k))), two23);
-}
-
-/// `ops::to_u8(v)` plus 2^23 for a filter's sum `v`: rounded to nearest even by adding 2^23. No
-/// clamp: the weights are non-negative and sum to 1 within a few ulps, so a sum of bytes lies in
-/// [0, 255.5) and `to_u8`'s clamp never changes it. The low byte is the rounded value; minus 2^23
-/// it is that value as a float.
-__device__ __forceinline__ float round_u8_biased(float v) { return __fadd_rn(v, two23); }
-__device__ __forceinline__ float unbias(float t) { return __fsub_rn(t, two23); }
-
-/// Three rounded values (biased, as `round_u8_biased` gives them) packed as bytes 0-2 of a word
-/// (byte 3 is not read).
-__device__ __forceinline__ std::uint32_t pack_rgb(const float a[3]) {
-  const float t[3] = {round_u8_biased(a[0]), round_u8_biased(a[1]), round_u8_biased(a[2])};
-  const std::uint32_t rg = __byte_perm(__float_as_uint(t[0]), __float_as_uint(t[1]), 0x0040u);
-  return __byte_perm(rg, __float_as_uint(t[2]), 0x7410u);
+/// A byte (0..255, zero-extended) as a float, without a conversion instruction (those run on a
+/// narrow pipe): the bits of 2^23 + b, minus 2^23.
+__device__ __forceinline__ float byte_float(std::uint32_t b) {
+  return __fsub_rn(__uint_as_float(0x4B000000u | b), 8388608.0f);
 }
 
 /// Every pixel of a tile's axis gets the same number of taps, `taps` (the largest count among
 /// them), starting at its own `start` (relative to the axis' src_begin): its own weights where its
-/// taps are, zeros elsewhere. A zero-weight tap leaves an `fmaf` chain's value as it was (0 times
-/// a byte is +0, and the chains start at +0), so the bits are those of `ops::row_sum`; a count
-/// uniform across the block lets the tap loops unroll without predicated-off taps.
+/// taps are, zeros elsewhere. A zero-weight tap adds nothing to an integer sum, so the bits are
+/// those of the CPU's loops; a count uniform across the block lets the tap loops unroll without
+/// predicated-off taps.
 struct TapWindows {
-  int taps;    ///< per pixel, uniform
-  int lo, hi;  ///< source range the windows of pixels with taps cover
+  int taps;       ///< per pixel, uniform
+  int lo, hi;     ///< source range the windows of pixels with taps cover
+  int precision;  ///< fraction bits of the axis' weights (`ops::axis_precision`)
 };
 
 /// One warp, `N` output pixels per lane (`first + lane + k * 32`, those below `end` in the
-/// output) of axis `a`: writes each pixel's window start to `start[i]` and its weights to
-/// `weights[j * jstride + i * istride]`, taps j = part, part + parts, ... below `max(taps, fill)`
-/// (`parts` warps share the work; taps from `taps` on are zeros). Windows stay inside the source
-/// (shifted left at its far edge); pixels without taps (outside the output, or padding) start at
-/// the lowest window.
-template <int N>
-__device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int first, int end, int* start, float* weights,
-                                          int jstride, int istride, int part, int parts, int fill = 0) {
+/// output) of axis `a` whose weights have `precision` fraction bits: writes each pixel's window
+/// start to `start[i]` and its fixed-point weights to `weights`, taps below `max(taps, fill)`
+/// (taps from `taps` on are zeros): with `Pairs`, taps 2m and 2m + 1 as the low and high half of
+/// `weights[m * jstride + i * istride]`, else tap j at `weights[j * jstride + i * istride]`. `parts`
+/// warps share the work, this one doing words `part`, `part + parts`, ... Windows stay inside the
+/// source (shifted left at its far edge); pixels without taps (outside the output, or padding)
+/// start at the lowest window.
+template <int N, bool Pairs>
+__device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int precision, int first, int end, int* start,
+                                          std::uint32_t* weights, int jstride, int istride, int part, int parts,
+                                          int fill = 0) {
   const int lane = static_cast<int>(threadIdx.x);
   ops::AxisTaps t[N];
   int taps = 0;
@@ -130,17 +114,20 @@ __device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int first, int
   lo = __reduce_min_sync(0xFFFFFFFFu, lo);
   hi = __reduce_max_sync(0xFFFFFFFFu, hi);
   if (taps == 0) lo = hi = 0;
+  const int words = Pairs ? (max(taps, fill) + 1) / 2 : max(taps, fill);
 #pragma unroll
   for (int k = 0; k < N; ++k) {
     const int i = lane + k * block_x;
     if (t[k].count == 0) s[k] = lo;
     if (part == 0) start[i] = s[k];
-    for (int j = part; j < max(taps, fill); j += parts) {
+    const auto weight = [&](int j) -> std::uint32_t {
       const int q = s[k] + j - t[k].first;
-      weights[j * jstride + i * istride] = j < taps && q >= 0 && q < t[k].count ? ops::tap_weight(t[k], q) : 0.0f;
-    }
+      return j < taps && q >= 0 && q < t[k].count ? ops::fixed_weight(ops::tap_weight(t[k], q), precision) : 0;
+    };
+    for (int m = part; m < words; m += parts)
+      weights[m * jstride + i * istride] = Pairs ? weight(2 * m) | weight(2 * m + 1) << 16 : weight(m);
   }
-  return {taps, lo, hi};
+  return {taps, lo, hi, precision};
 }
 
 /// Whether a sample takes the separable path.
@@ -151,20 +138,27 @@ __device__ __forceinline__ bool separable(const ops::SamplePlan& p) {
 }  // namespace detail
 
 /// The windows of one tile's `N` columns (`N` = block_x) or rows (`N` = tile_rows) on the
-/// separable path, as `layout_taps` leaves them: tap j of column i at `weights[j * N + i]` (a
-/// warp's loads of one tap are one transaction), of row i at `weights[i * separable_taps + j]`
-/// (a row's taps together). Taps from `w.taps` to `separable_taps` are zeros.
+/// separable path, as `layout_taps` leaves them, weights two to a word (see `uniform_taps`): pair
+/// m of column i at `pairs[m * N + i]` (a warp's loads of one pair are one transaction), of row i
+/// at `pairs[i * separable_pairs + m]` (a row's weights in one 16-byte load). Taps from `w.taps`
+/// to `separable_taps` are zeros.
 template <int N>
 struct alignas(16) AxisTile {
   detail::TapWindows w;
   int start[N];
-  float weights[separable_taps * N];
+  std::uint32_t pairs[separable_pairs * N];
 };
 using ColumnTile = AxisTile<block_x>;
 using RowTile = AxisTile<tile_rows>;
 
-/// A batch's separable tile windows in device memory: per sample, its column tiles, then its row
-/// tiles. `bytes` says how much memory a batch needs.
+/// The weight precisions of a sample's axes, for the per-pixel path, which lays out its own
+/// windows (16 bytes, so the tiles after it stay aligned).
+struct alignas(16) AxisPrecisions {
+  int x, y;
+};
+
+/// A batch's tap windows in device memory: per sample, its axes' precisions, its column tiles, then
+/// its row tiles (separable samples only). `bytes` says how much memory a batch needs.
 struct TapTable {
   std::byte* data = nullptr;
   int tiles_x = 0, tiles_y = 0;
@@ -176,56 +170,77 @@ struct TapTable {
     return count * TapTable(nullptr, out_width, out_height).sample_bytes();
   }
   [[nodiscard]] __host__ __device__ std::size_t sample_bytes() const {
-    return std::size_t(tiles_x) * sizeof(ColumnTile) + std::size_t(tiles_y) * sizeof(RowTile);
+    return sizeof(AxisPrecisions) + std::size_t(tiles_x) * sizeof(ColumnTile) + std::size_t(tiles_y) * sizeof(RowTile);
+  }
+  [[nodiscard]] __device__ AxisPrecisions& precisions(int sample) const {
+    return *reinterpret_cast<AxisPrecisions*>(data + sample * sample_bytes());
   }
   [[nodiscard]] __device__ ColumnTile& columns(int sample, int tile) const {
-    return reinterpret_cast<ColumnTile*>(data + sample * sample_bytes())[tile];
+    return reinterpret_cast<ColumnTile*>(data + sample * sample_bytes() + sizeof(AxisPrecisions))[tile];
   }
   [[nodiscard]] __device__ RowTile& rows(int sample, int tile) const {
-    return reinterpret_cast<RowTile*>(data + sample * sample_bytes() + std::size_t(tiles_x) * sizeof(ColumnTile))[tile];
+    return reinterpret_cast<RowTile*>(data + sample * sample_bytes() + sizeof(AxisPrecisions) +
+                                      std::size_t(tiles_x) * sizeof(ColumnTile))[tile];
   }
 };
 
-inline constexpr int layout_warps = 4;  ///< tile axes per block of `layout_taps`
+inline constexpr int layout_warps = 8;  ///< warps per block of `layout_taps`
 
-/// grid (axis tiles / Warps, samples), block (block_x, Warps): each warp lays out one column or
-/// row tile of a separable sample. (A template, as every kernel here: a header's plain kernel
-/// would be defined again by each translation unit that includes it.)
+/// grid (samples), block (block_x, Warps): the block finds the weight precision of the sample's
+/// axes (the least over every resized pixel, as `ops::axis_precision`), then, for a separable
+/// sample, each warp lays out column and row tiles in turn. (A template, as every kernel here: a
+/// header's plain kernel would be defined again by each translation unit that includes it.)
 template <int Warps>
 __global__ void __launch_bounds__(block_x* Warps)
     layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table) {
-  const ops::SamplePlan p = plans[blockIdx.y];
+  __shared__ int precision[2];
+  const int sample = static_cast<int>(blockIdx.x);
+  const ops::SamplePlan p = plans[sample];
+  if (p.precomputed) return;
+  const int thread = static_cast<int>(threadIdx.y * block_x + threadIdx.x);
+  if (thread < 2) precision[thread] = 22;
+  __syncthreads();
+  int px = 22, py = 22;
+  for (int r = thread; r < p.x.resized; r += block_x * Warps)
+    px = min(px, ops::weight_precision(ops::max_weight(ops::resized_taps(p.x, r))));
+  for (int r = thread; r < p.y.resized; r += block_x * Warps)
+    py = min(py, ops::weight_precision(ops::max_weight(ops::resized_taps(p.y, r))));
+  px = __reduce_min_sync(0xFFFFFFFFu, px);
+  py = __reduce_min_sync(0xFFFFFFFFu, py);
+  if (threadIdx.x == 0) atomicMin(&precision[0], px), atomicMin(&precision[1], py);
+  __syncthreads();
+  if (thread == 0) table.precisions(sample) = {precision[0], precision[1]};
   if (!detail::separable(p)) return;
-  const int k = static_cast<int>(blockIdx.x * Warps + threadIdx.y);
-  const int sample = static_cast<int>(blockIdx.y);
-  if (k < table.tiles_x) {
-    ColumnTile& t = table.columns(sample, k);
-    const detail::TapWindows w =
-        detail::uniform_taps<1>(p.x, k * block_x, p.out_width, t.start, t.weights, block_x, 1, 0, 1, separable_taps);
-    if (threadIdx.x == 0) t.w = w;
-  } else if (k < table.tiles_x + table.tiles_y) {
-    RowTile& t = table.rows(sample, k - table.tiles_x);
-    const int first = (k - table.tiles_x) * tile_rows;
-    const detail::TapWindows w = detail::uniform_taps<tile_rows / block_x>(p.y, first, p.out_height, t.start, t.weights,
-                                                                           1, separable_taps, 0, 1, separable_taps);
-    if (threadIdx.x == 0) t.w = w;
+  for (int k = static_cast<int>(threadIdx.y); k < table.tiles_x + table.tiles_y; k += Warps) {
+    if (k < table.tiles_x) {
+      ColumnTile& t = table.columns(sample, k);
+      const detail::TapWindows w = detail::uniform_taps<1, true>(p.x, precision[0], k * block_x, p.out_width, t.start,
+                                                                 t.pairs, block_x, 1, 0, 1, separable_taps);
+      if (threadIdx.x == 0) t.w = w;
+    } else {
+      RowTile& t = table.rows(sample, k - table.tiles_x);
+      const int first = (k - table.tiles_x) * tile_rows;
+      const detail::TapWindows w = detail::uniform_taps<tile_rows / block_x, true>(
+          p.y, precision[1], first, p.out_height, t.start, t.pairs, 1, separable_pairs, 0, 1, separable_taps);
+      if (threadIdx.x == 0) t.w = w;
+    }
   }
 }
 
 namespace detail {
 
 /// Shared memory of a separable tile: its row windows (copied from its `RowTile`) and the
-/// horizontal sums of the source rows [wy.lo, wy.hi), rounded, as packed RGB.
+/// horizontal sums of the source rows [wy.lo, wy.hi), rounded, as packed RGB (byte 3 zero).
 struct SeparableShared {
-  float weights_y[tile_rows * separable_taps];
+  alignas(16) std::uint32_t pairs_y[tile_rows * separable_pairs];
   int start_y[tile_rows];
   std::uint32_t rows[separable_rows][block_x];
 };
 
 /// Shared memory of a per-pixel tile: the windows of its columns and rows, laid out by the tile.
 struct DirectShared {
-  float weights_x[max_taps * block_x];  // tap j of column x at j * block_x + x
-  float weights_y[tile_rows * max_taps];
+  std::uint32_t weights_x[max_taps * block_x];  // tap j of column x at j * block_x + x
+  std::uint32_t weights_y[tile_rows * max_taps];
   int start_x[block_x], start_y[tile_rows];
   TapWindows wx, wy;
 };
@@ -234,19 +249,34 @@ inline constexpr std::size_t shared_bytes = std::max(sizeof(SeparableShared), si
 /// Warps 0-3 lay out the tile's column windows, warps 4-7 its row windows, each warp of a group
 /// every fourth tap's weights (so the block waits for a quarter of each pixel's divisions), then
 /// the block syncs.
-__device__ inline void tile_taps(const ops::SamplePlan& p, int tile_y0, DirectShared& s) {
+__device__ inline void tile_taps(const ops::SamplePlan& p, AxisPrecisions precisions, int tile_y0, DirectShared& s) {
   static_assert(block_y == 8 && tile_rows % block_x == 0, "two groups of four warps, whole warps of rows");
   const int warp = static_cast<int>(threadIdx.y), part = warp % 4;
   if (warp < 4) {
     const int x0 = static_cast<int>(blockIdx.x) * block_x;
-    const TapWindows w = uniform_taps<1>(p.x, x0, p.out_width, s.start_x, s.weights_x, block_x, 1, part, 4);
+    const TapWindows w =
+        uniform_taps<1, false>(p.x, precisions.x, x0, p.out_width, s.start_x, s.weights_x, block_x, 1, part, 4);
     if (warp == 0 && threadIdx.x == 0) s.wx = w;
   } else {
-    const TapWindows w =
-        uniform_taps<tile_rows / block_x>(p.y, tile_y0, p.out_height, s.start_y, s.weights_y, 1, max_taps, part, 4);
+    const TapWindows w = uniform_taps<tile_rows / block_x, false>(p.y, precisions.y, tile_y0, p.out_height, s.start_y,
+                                                                  s.weights_y, 1, max_taps, part, 4);
     if (warp == 4 && threadIdx.x == 0) s.wy = w;
   }
   __syncthreads();
+}
+
+/// The word whose bytes are bytes `b0`..`b3` of `w` (all within 8 bytes from a word boundary; the
+/// positions are compile-time once the tap loops unroll, so this is one byte permute).
+template <int Words>
+__device__ __forceinline__ std::uint32_t gather(const std::uint32_t (&w)[Words], int b0, int b1, int b2, int b3) {
+  const int q = min(min(b0, b1), min(b2, b3)) / 4;
+  const auto at = [&](int b) { return static_cast<unsigned>(b - 4 * q); };
+  return __byte_perm(w[q], w[q + 1 < Words ? q + 1 : q], at(b0) | at(b1) << 4 | at(b2) << 8 | at(b3) << 12);
+}
+
+/// Three channel sums (each a byte after the shift) packed as bytes 0-2 of a word, byte 3 zero.
+__device__ __forceinline__ std::uint32_t pack_rgb(const std::uint32_t v[3]) {
+  return __byte_perm(__byte_perm(v[0], v[1], 0x0040u), v[2], 0x7410u);
 }
 
 /// One source row's window of `Taps` upright pixels (3 bytes each, any alignment) as the words
@@ -271,60 +301,75 @@ struct RowWindow {
     for (int m = 0; m < aligned; ++m) w[m] = __funnelshift_r(raw[m], raw[m + 1], 8u * static_cast<unsigned>(misalign));
   }
 
-  /// `ops::row_sum` of the window with the weights `wr`, unrounded.
-  __device__ __forceinline__ void sum(const float (&wr)[Taps], float a[3]) const {
+  /// Adds the window's taps with the weight pairs `wp` to the channel sums `acc`: per pair, one
+  /// permute gathers the red and green bytes of both taps, one the blue ones.
+  __device__ __forceinline__ void sum(const std::uint32_t (&wp)[(Taps + 1) / 2], std::uint32_t acc[3]) const {
 #pragma unroll
-    for (int j = 0; j < Taps; ++j)
-#pragma unroll
-      for (int c = 0; c < 3; ++c) {
-        const int b = 3 * j + c;
-        a[c] = fmaf(wr[j], word_byte_float(w[b / 4], b % 4), a[c]);
-      }
+    for (int m = 0; m < (Taps + 1) / 2; ++m) {
+      const int a = 6 * m, b = 2 * m + 1 < Taps ? a + 3 : a;  // an odd count's last pair: weight 0 on b
+      const std::uint32_t rg = gather(w, a, b, a + 1, b + 1), bb = gather(w, a + 2, b + 2, a + 2, b + 2);
+      acc[0] = __dp2a_lo(wp[m], rg, acc[0]);
+      acc[1] = __dp2a_hi(wp[m], rg, acc[1]);
+      acc[2] = __dp2a_lo(wp[m], bb, acc[2]);
+    }
   }
 };
 
-/// The horizontal sums (`ops::row_sum`) of `rows` source rows of an upright image (3-byte pixels)
-/// starting at `first` (a column's window start, rows `y_stride` apart), `Taps` taps each with
-/// the weights `w` (`block_x` apart), rounded into `out[r][threadIdx.x]`; warps take rows in turn.
-/// (Two rows a warp at a time, to have more loads in flight, measured 4 % slower on an H200.)
-/// Offsets from the word below `first` are 32-bit (a tile's rows span far less than 2 GB).
+/// The horizontal sums of `rows` source rows of an upright image (3-byte pixels) starting at
+/// `first` (a column's window start, rows `y_stride` apart), `Taps` taps each with the weight
+/// pairs `w` (`block_x` apart) of `precision` fraction bits, rounded into `out[r][threadIdx.x]`;
+/// warps take rows in turn. No clamp: with at most 8 weights, each rounded by at most half a unit
+/// of 2^-14 or finer, a sum of bytes stays below 255.5. (Two rows a warp at a time, to have more
+/// loads in flight, measured 4 % slower on an H200.) Offsets from the word below `first` are
+/// 32-bit (a tile's rows span far less than 2 GB).
 template <int Taps>
-__device__ __forceinline__ void horizontal_rows(const std::uint8_t* first, int y_stride, const float* w, int rows,
-                                                std::uint32_t (*out)[block_x]) {
-  float wr[Taps];
+__device__ __forceinline__ void horizontal_rows(const std::uint8_t* first, int y_stride, const std::uint32_t* w,
+                                                int precision, int rows, std::uint32_t (*out)[block_x]) {
+  static_assert(Taps <= separable_taps, "the no-clamp bound above");
+  std::uint32_t wp[(Taps + 1) / 2];
 #pragma unroll
-  for (int j = 0; j < Taps; ++j) wr[j] = w[j * block_x];
+  for (int m = 0; m < (Taps + 1) / 2; ++m) wp[m] = w[m * block_x];
+  const std::uint32_t half = ops::fixed_half(precision);
   const int lead = static_cast<int>(reinterpret_cast<std::uintptr_t>(first) & 3u);
   const std::uint8_t* base = first - lead;
   for (int r = static_cast<int>(threadIdx.y), offset = lead + r * y_stride; r < rows;
        r += block_y, offset += block_y * y_stride) {
-    float a[3] = {0.0f, 0.0f, 0.0f};
-    RowWindow<Taps>(base, offset).sum(wr, a);
-    out[r][threadIdx.x] = pack_rgb(a);
+    std::uint32_t acc[3] = {half, half, half};
+    RowWindow<Taps>(base, offset).sum(wp, acc);
+#pragma unroll
+    for (int c = 0; c < 3; ++c) acc[c] >>= precision;
+    out[r][threadIdx.x] = pack_rgb(acc);
   }
 }
 
 /// `horizontal_rows` for any pixel step (an oriented view) or tap count: a loop of byte loads.
 __device__ inline void horizontal_rows_any(const std::uint8_t* first, std::int64_t x_stride, std::int64_t y_stride,
-                                           int taps, const float* w, int rows, std::uint32_t (*out)[block_x]) {
+                                           int taps, const std::uint32_t* w, int precision, int rows,
+                                           std::uint32_t (*out)[block_x]) {
   for (int r = static_cast<int>(threadIdx.y); r < rows; r += block_y) {
     const std::uint8_t* q = first + r * y_stride;
-    float a[3] = {0.0f, 0.0f, 0.0f};
+    const std::uint32_t half = ops::fixed_half(precision);
+    std::uint32_t acc[3] = {half, half, half};
 #pragma unroll 2
-    for (int j = 0; j < taps; ++j)
+    for (int j = 0; j < taps; ++j) {
+      const std::uint32_t weight = w[j / 2 * block_x] >> (j % 2 * 16) & 0xFFFFu;
 #pragma unroll
-      for (int c = 0; c < 3; ++c) a[c] = fmaf(w[j * block_x], byte_float(q[j * x_stride + c]), a[c]);
-    out[r][threadIdx.x] = pack_rgb(a);
+      for (int c = 0; c < 3; ++c) acc[c] += weight * q[j * x_stride + c];
+    }
+#pragma unroll
+    for (int c = 0; c < 3; ++c) acc[c] >>= precision;
+    out[r][threadIdx.x] = pack_rgb(acc);
   }
 }
 
 /// The horizontal pass: straight-line code for upright images with up to `unrolled_taps` taps.
 __device__ inline void horizontal_pass(const std::uint8_t* first, std::int64_t x_stride, std::int64_t y_stride,
-                                       int taps, const float* w, int rows, std::uint32_t (*out)[block_x]) {
+                                       TapWindows wx, const std::uint32_t* w, int rows,
+                                       std::uint32_t (*out)[block_x]) {
   if (x_stride == 3) {
-    switch (taps) {
+    switch (wx.taps) {
 #define CONVEYOR_TAPS_CASE(n) \
-  case n: return horizontal_rows<n>(first, static_cast<int>(y_stride), w, rows, out);
+  case n: return horizontal_rows<n>(first, static_cast<int>(y_stride), w, wx.precision, rows, out);
       CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
       CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
 #undef CONVEYOR_TAPS_CASE
@@ -332,23 +377,23 @@ __device__ inline void horizontal_pass(const std::uint8_t* first, std::int64_t x
     }
     static_assert(unrolled_taps == 6, "the cases above unroll up to unrolled_taps");
   }
-  horizontal_rows_any(first, x_stride, y_stride, taps, w, rows, out);
+  horizontal_rows_any(first, x_stride, y_stride, wx.taps, w, wx.precision, rows, out);
 }
 
-/// `ops::store` of a pixel's three rounded values (biased, see `round_u8_biased`) at element
-/// `i` (channel 0) of a sample, channels `channel_step` elements apart; dtype and layout are
-/// compile-time. f16 and bf16 use the hardware's round-to-nearest-even conversions: for finite
-/// values, which these are, they give `ops::to_f16_bits` and `ops::to_bf16_bits`.
+/// `ops::store` of a pixel's three values (bytes, zero-extended) at element `i` (channel 0) of a
+/// sample, channels `channel_step` elements apart; dtype and layout are compile-time. f16 and
+/// bf16 use the hardware's round-to-nearest-even conversions: for finite values, which these
+/// are, they give `ops::to_f16_bits` and `ops::to_bf16_bits`.
 template <DType D>
 __device__ __forceinline__ void store_pixel(std::byte* out, const ops::OutputParams& params, int i, int channel_step,
-                                            const float v[3]) {
+                                            const std::uint32_t v[3]) {
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
     const int e = i + c * channel_step;
     if constexpr (D == DType::u8) {
-      reinterpret_cast<std::uint8_t*>(out)[e] = static_cast<std::uint8_t>(__float_as_uint(v[c]));
+      reinterpret_cast<std::uint8_t*>(out)[e] = static_cast<std::uint8_t>(v[c]);
     } else {
-      const float x = fmaf(unbias(v[c]), params.scale[c], params.bias[c]);
+      const float x = fmaf(byte_float(v[c]), params.scale[c], params.bias[c]);
       if constexpr (D == DType::f32) reinterpret_cast<float*>(out)[e] = x;
       else if constexpr (D == DType::f16) reinterpret_cast<__half*>(out)[e] = __float2half_rn(x);
       else reinterpret_cast<__nv_bfloat16*>(out)[e] = __float2bfloat16_rn(x);
@@ -356,8 +401,8 @@ __device__ __forceinline__ void store_pixel(std::byte* out, const ops::OutputPar
   }
 }
 
-/// This thread's output rows of the tile (every block_y-th): `combine(t, acc)` sums output row
-/// `t`'s vertical taps into `acc`, then the pixel is rounded, flipped as planned and stored.
+/// This thread's output rows of the tile (every block_y-th): `combine(t, v)` sets output row
+/// `t`'s three values (bytes), then the pixel is flipped as planned and stored.
 template <DType D, Layout L, class Combine>
 __device__ __forceinline__ void output_rows(const ops::SamplePlan& p, const ops::OutputParams& params, std::byte* out,
                                             int ox, int tile_y0, Combine&& combine) {
@@ -368,29 +413,40 @@ __device__ __forceinline__ void output_rows(const ops::SamplePlan& p, const ops:
     const int t = static_cast<int>(threadIdx.y) + k * block_y;
     const int oy = tile_y0 + t;
     if (oy >= p.out_height) break;
-    float acc[3] = {0.0f, 0.0f, 0.0f};
-    combine(t, acc);
-    const float v[3] = {round_u8_biased(acc[0]), round_u8_biased(acc[1]), round_u8_biased(acc[2])};
+    std::uint32_t v[3];
+    combine(t, v);
     const int pixel = oy * p.out_width + dx;
     store_pixel<D>(out, params, L == Layout::NCHW ? pixel : pixel * 3, channel_step, v);
   }
 }
 
 /// The vertical pass of the separable path: `Taps` taps of the rounded rows (from source row
-/// `lo` on) per output pixel (< 0: a loop of `taps`).
+/// `lo` on) per output pixel (< 0: a loop of `taps`). Per pair of rows, one permute gathers both
+/// rows' red and green bytes, one their blue ones. No clamp, as in `horizontal_rows`.
 template <int Taps, DType D, Layout L>
 __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const ops::OutputParams& params, std::byte* out,
-                                              int ox, int tile_y0, int taps, int lo, const SeparableShared& s) {
-  output_rows<D, L>(p, params, out, ox, tile_y0, [&](int t, float acc[3]) {
-    const float* wy = s.weights_y + t * separable_taps;
-    const std::uint32_t* column = &s.rows[s.start_y[t] - lo][threadIdx.x];
-    const int n = Taps > 0 ? Taps : taps;
+                                              int ox, int tile_y0, TapWindows wy, const SeparableShared& s) {
+  const std::uint32_t half = ops::fixed_half(wy.precision);
+  output_rows<D, L>(p, params, out, ox, tile_y0, [&](int t, std::uint32_t v[3]) {
+    const std::uint32_t* pairs = s.pairs_y + t * separable_pairs;
+    const uint4 p4 = *reinterpret_cast<const uint4*>(pairs);  // a row's weights in one load
+    const auto weights = [&](int m) {  // compile-time m where the loop unrolls
+      if constexpr (Taps > 0) return m == 0 ? p4.x : m == 1 ? p4.y : m == 2 ? p4.z : p4.w;
+      else return pairs[m];
+    };
+    const std::uint32_t* column = &s.rows[s.start_y[t] - wy.lo][threadIdx.x];
+    const int n = Taps > 0 ? Taps : wy.taps;
+    v[0] = v[1] = v[2] = half;
 #pragma unroll
-    for (int j = 0; j < n; ++j) {
-      const std::uint32_t rgb = column[j * block_x];
-#pragma unroll
-      for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], word_byte_float(rgb, c), acc[c]);
+    for (int m = 0; m < (n + 1) / 2; ++m) {
+      const std::uint32_t a = column[2 * m * block_x], b = 2 * m + 1 < n ? column[(2 * m + 1) * block_x] : a;
+      const std::uint32_t rg = __byte_perm(a, b, 0x5140u), bb = __byte_perm(a, b, 0x0062u), w = weights(m);
+      v[0] = __dp2a_lo(w, rg, v[0]);
+      v[1] = __dp2a_hi(w, rg, v[1]);
+      v[2] = __dp2a_lo(w, bb, v[2]);
     }
+#pragma unroll
+    for (int c = 0; c < 3; ++c) v[c] >>= wy.precision;
   });
 }
 
@@ -401,48 +457,53 @@ __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src
                                const RowTile& row_tile, SeparableShared& s) {
   // The row windows go to shared memory for the vertical pass, after the barrier between passes.
   const int thread = static_cast<int>(threadIdx.y * block_x + threadIdx.x);
-  for (int i = thread; i < tile_rows * separable_taps; i += block_x * block_y) s.weights_y[i] = row_tile.weights[i];
+  for (int i = thread; i < tile_rows * separable_pairs; i += block_x * block_y) s.pairs_y[i] = row_tile.pairs[i];
   if (thread < tile_rows) s.start_y[thread] = row_tile.start[thread];
   const TapWindows wx = columns.w, wy = row_tile.w;
   const int rows = wy.taps > 0 ? wy.hi - wy.lo : 0;
   // Horizontal pass: warps take whole source rows, 32 consecutive columns each.
   const std::uint8_t* first = src + std::int64_t{p.x.src_begin + columns.start[threadIdx.x]} * p.src.x_stride +
                               std::int64_t{p.y.src_begin + wy.lo} * p.src.y_stride;
-  horizontal_pass(first, p.src.x_stride, p.src.y_stride, wx.taps, columns.weights + threadIdx.x, rows, s.rows);
+  horizontal_pass(first, p.src.x_stride, p.src.y_stride, wx, columns.pairs + threadIdx.x, rows, s.rows);
   __syncthreads();
   if (ox >= p.out_width) return;
   // Vertical pass: each thread combines the rows of its eight output rows.
   switch (wy.taps) {
 #define CONVEYOR_TAPS_CASE(n) \
-  case n: vertical_rows<n, D, L>(p, params, out, ox, tile_y0, n, wy.lo, s); break;
+  case n: vertical_rows<n, D, L>(p, params, out, ox, tile_y0, wy, s); break;
     CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
     CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
 #undef CONVEYOR_TAPS_CASE
-    default: vertical_rows<-1, D, L>(p, params, out, ox, tile_y0, wy.taps, wy.lo, s); break;
+    default: vertical_rows<-1, D, L>(p, params, out, ox, tile_y0, wy, s); break;
   }
 }
 
 /// The per-pixel path (source scale > separable_scale on an axis): each output pixel filters its
-/// own rows.
+/// own rows, as the CPU's loops do (up to 66 taps: the sums clamp).
 template <DType D, Layout L>
-__device__ void direct_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
-                            const ops::OutputParams& params, int ox, int tile_y0, DirectShared& s) {
-  tile_taps(p, tile_y0, s);
+__device__ void direct_tile(const ops::SamplePlan& p, AxisPrecisions precisions, const std::uint8_t* src,
+                            std::byte* out, const ops::OutputParams& params, int ox, int tile_y0, DirectShared& s) {
+  tile_taps(p, precisions, tile_y0, s);
   if (ox >= p.out_width) return;
   const int tx = s.wx.taps, ty = s.wy.taps;
-  const float* wx = s.weights_x + threadIdx.x;
+  const std::uint32_t* wx = s.weights_x + threadIdx.x;
   const std::uint8_t* column = src + std::int64_t{p.x.src_begin + s.start_x[threadIdx.x]} * p.src.x_stride;
-  output_rows<D, L>(p, params, out, ox, tile_y0, [&](int t, float acc[3]) {
-    const float* wy = s.weights_y + t * max_taps;
+  output_rows<D, L>(p, params, out, ox, tile_y0, [&](int t, std::uint32_t v[3]) {
+    const std::uint32_t* wy = s.weights_y + t * max_taps;
+    std::int32_t acc[3];
+    acc[0] = acc[1] = acc[2] = ops::fixed_half(precisions.y);
     for (int j = 0; j < ty; ++j) {
       const std::uint8_t* q = column + std::int64_t{p.y.src_begin + s.start_y[t] + j} * p.src.y_stride;
-      float a[3] = {0.0f, 0.0f, 0.0f};
+      std::int32_t a[3];
+      a[0] = a[1] = a[2] = ops::fixed_half(precisions.x);
       for (int i = 0; i < tx; ++i)
 #pragma unroll
-        for (int c = 0; c < 3; ++c) a[c] = fmaf(wx[i * block_x], byte_float(q[i * p.src.x_stride + c]), a[c]);
+        for (int c = 0; c < 3; ++c) a[c] += static_cast<std::int32_t>(wx[i * block_x]) * q[i * p.src.x_stride + c];
 #pragma unroll
-      for (int c = 0; c < 3; ++c) acc[c] = fmaf(wy[j], unbias(round_u8_biased(a[c])), acc[c]);
+      for (int c = 0; c < 3; ++c) acc[c] += static_cast<std::int32_t>(wy[j]) * ops::fixed_to_u8(a[c], precisions.x);
     }
+#pragma unroll
+    for (int c = 0; c < 3; ++c) v[c] = ops::fixed_to_u8(acc[c], precisions.y);
   });
 }
 
@@ -492,7 +553,7 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
                                  table.rows(sample, static_cast<int>(blockIdx.y)),
                                  *reinterpret_cast<detail::SeparableShared*>(shared));
   else
-    detail::direct_tile<D, L>(p, src, sample_out, params, ox, tile_y0,
+    detail::direct_tile<D, L>(p, table.precisions(sample), src, sample_out, params, ox, tile_y0,
                               *reinterpret_cast<detail::DirectShared*>(shared));
 }
 
@@ -528,9 +589,7 @@ inline void load_augment_kernels(const ops::OutputParams& params) {
 inline void launch_layout(const ops::SamplePlan* plans, std::byte* taps, std::size_t count, int out_width,
                           int out_height, cudaStream_t stream) {
   const TapTable table(taps, out_width, out_height);
-  const dim3 grid(static_cast<unsigned>((table.tiles_x + table.tiles_y + layout_warps - 1) / layout_warps),
-                  static_cast<unsigned>(count));
-  layout_taps<layout_warps><<<grid, dim3(block_x, layout_warps), 0, stream>>>(plans, table);
+  layout_taps<layout_warps><<<static_cast<unsigned>(count), dim3(block_x, layout_warps), 0, stream>>>(plans, table);
   CONVEYOR_CUDA_TRY(cudaGetLastError());
 }
 
