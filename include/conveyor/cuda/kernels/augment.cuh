@@ -41,6 +41,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_pipeline_primitives.h>
 
 #include <cuda_runtime_api.h>
 
@@ -233,7 +234,7 @@ namespace detail {
 /// horizontal sums of the source rows [wy.lo, wy.hi), rounded, as packed RGB (byte 3 zero).
 struct SeparableShared {
   alignas(16) std::uint32_t pairs_y[tile_rows * separable_pairs];
-  int start_y[tile_rows];
+  alignas(16) int start_y[tile_rows];
   std::uint32_t rows[separable_rows][block_x];
 };
 
@@ -279,6 +280,14 @@ __device__ __forceinline__ std::uint32_t pack_rgb(const std::uint32_t v[3]) {
   return __byte_perm(__byte_perm(v[0], v[1], 0x0040u), v[2], 0x7410u);
 }
 
+/// A word of source pixels, as `__ldg` loads it but asking L2 to fetch the 256 bytes around it:
+/// the column tiles beside this one read the rest of the row (2-3 % faster on an H200).
+__device__ __forceinline__ std::uint32_t load_word(const std::uint32_t* p) {
+  std::uint32_t v;
+  asm("ld.global.nc.L2::256B.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+
 /// One source row's window of `Taps` upright pixels (3 bytes each, any alignment) as the words
 /// that hold it: aligned 32-bit loads, a third as many as byte loads, then funnel shifts line the
 /// window up. Words past the window are not read (the window may end the buffer).
@@ -295,7 +304,7 @@ struct RowWindow {
     const auto* words_at = reinterpret_cast<const std::uint32_t*>(base + (offset - misalign));
     std::uint32_t raw[words + 1];
 #pragma unroll
-    for (int k = 0; k < words; ++k) raw[k] = 4 * k < misalign + bytes ? __ldg(words_at + k) : 0u;
+    for (int k = 0; k < words; ++k) raw[k] = 4 * k < misalign + bytes ? load_word(words_at + k) : 0u;
     raw[words] = 0u;
 #pragma unroll
     for (int m = 0; m < aligned; ++m) w[m] = __funnelshift_r(raw[m], raw[m + 1], 8u * static_cast<unsigned>(misalign));
@@ -450,21 +459,40 @@ __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const op
   });
 }
 
+/// What a thread of a separable tile reads of its `ColumnTile` and `RowTile` first. (For other
+/// samples the table holds no tiles; what this reads there is not used.)
+struct TileWindows {
+  TapWindows wx, wy;
+  int start_x;
+
+  __device__ __forceinline__ static TileWindows load(const TapTable& table, int sample) {
+    const ColumnTile& columns = table.columns(sample, static_cast<int>(blockIdx.x));
+    return {columns.w, table.rows(sample, static_cast<int>(blockIdx.y)).w, columns.start[threadIdx.x]};
+  }
+};
+
 /// The separable path, for one block's tile, with its windows from `layout_taps`.
 template <DType D, Layout L>
 __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
-                               const ops::OutputParams& params, int ox, int tile_y0, const ColumnTile& columns,
-                               const RowTile& row_tile, SeparableShared& s) {
+                               const ops::OutputParams& params, int ox, int tile_y0, TileWindows windows,
+                               const ColumnTile& columns, const RowTile& row_tile, SeparableShared& s) {
   // The row windows go to shared memory for the vertical pass, after the barrier between passes.
   const int thread = static_cast<int>(threadIdx.y * block_x + threadIdx.x);
-  for (int i = thread; i < tile_rows * separable_pairs; i += block_x * block_y) s.pairs_y[i] = row_tile.pairs[i];
-  if (thread < tile_rows) s.start_y[thread] = row_tile.start[thread];
-  const TapWindows wx = columns.w, wy = row_tile.w;
+  // Copied asynchronously (16 bytes a thread), so no thread waits for it before the horizontal
+  // pass; 3 % faster on an H200 than through registers.
+  constexpr int pair_chunks = tile_rows * separable_pairs / 4, start_chunks = tile_rows / 4;
+  if (thread < pair_chunks)
+    __pipeline_memcpy_async(s.pairs_y + 4 * thread, row_tile.pairs + 4 * thread, 16);
+  else if (thread < pair_chunks + start_chunks)
+    __pipeline_memcpy_async(s.start_y + 4 * (thread - pair_chunks), row_tile.start + 4 * (thread - pair_chunks), 16);
+  __pipeline_commit();
+  const TapWindows wx = windows.wx, wy = windows.wy;
   const int rows = wy.taps > 0 ? wy.hi - wy.lo : 0;
   // Horizontal pass: warps take whole source rows, 32 consecutive columns each.
-  const std::uint8_t* first = src + std::int64_t{p.x.src_begin + columns.start[threadIdx.x]} * p.src.x_stride +
+  const std::uint8_t* first = src + std::int64_t{p.x.src_begin + windows.start_x} * p.src.x_stride +
                               std::int64_t{p.y.src_begin + wy.lo} * p.src.y_stride;
   horizontal_pass(first, p.src.x_stride, p.src.y_stride, wx, columns.pairs + threadIdx.x, rows, s.rows);
+  __pipeline_wait_prior(0);
   __syncthreads();
   if (ox >= p.out_width) return;
   // Vertical pass: each thread combines the rows of its eight output rows.
@@ -530,6 +558,9 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
   __shared__ alignas(16) unsigned char shared[detail::shared_bytes];
 
   const int sample = static_cast<int>(blockIdx.z);
+  // Loaded with the plan rather than after it (the addresses need only the block's place), so a
+  // tile waits for one round trip before its first row loads, not two: 3 % on an H200.
+  const detail::TileWindows windows = detail::TileWindows::load(table, sample);
   const ops::SamplePlan p = plans[sample];
   const int ox = static_cast<int>(blockIdx.x) * block_x + static_cast<int>(threadIdx.x);
   const int tile_y0 = static_cast<int>(blockIdx.y) * tile_rows;
@@ -549,6 +580,7 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
   }
   if (detail::separable(p))
     detail::separable_tile<D, L>(p, src, sample_out, params, ox, tile_y0,
+                                 windows,
                                  table.columns(sample, static_cast<int>(blockIdx.x)),
                                  table.rows(sample, static_cast<int>(blockIdx.y)),
                                  *reinterpret_cast<detail::SeparableShared*>(shared));
