@@ -13,10 +13,11 @@
 /// beforehand (`layout_taps`; the CUDA backend runs it on its load stream, after the upload), so
 /// the tiles start filtering at once instead of computing weights and waiting at a barrier.
 ///
-/// The kernel is bound by instruction issue (Nsight Compute on an H200), so the tap loops are
-/// built around `dp2a`: two 16-bit weights times two bytes plus a 32-bit sum in one instruction.
-/// A byte permute pairs a channel's bytes of two taps, so two taps of three channels cost two
-/// permutes and three `dp2a`.
+/// The tap loops are built around `dp2a`: two 16-bit weights times two bytes plus a 32-bit sum in
+/// one instruction. A byte permute pairs a channel's bytes of two taps, so two taps of three
+/// channels cost two permutes and three `dp2a` (six float instructions per tap and channel when
+/// the arithmetic was fp32, which left the kernel bound by instruction issue on an H200; now it
+/// waits mostly on the source rows' loads).
 
 #include <conveyor/config.hpp>
 
@@ -327,10 +328,11 @@ struct RowWindow {
 /// The horizontal sums of `rows` source rows of an upright image (3-byte pixels) starting at
 /// `first` (a column's window start, rows `y_stride` apart), `Taps` taps each with the weight
 /// pairs `w` (`block_x` apart) of `precision` fraction bits, rounded into `out[r][threadIdx.x]`;
-/// warps take rows in turn. No clamp: with at most 8 weights, each rounded by at most half a unit
-/// of 2^-14 or finer, a sum of bytes stays below 255.5. (Two rows a warp at a time, to have more
-/// loads in flight, measured 4 % slower on an H200.) Offsets from the word below `first` are
-/// 32-bit (a tile's rows span far less than 2 GB).
+/// warps take rows in turn. No clamp: with at most 8 weights, each at most half a unit above its
+/// exact value, and a precision p of at least 14 bits, a sum is at most 255 (2^p + 4) + 2^(p-1),
+/// below 256 units after the shift. (Two rows a warp at a time, or the next row's loads issued
+/// before this row is filtered, measured 4 % and 17 % slower on an H200.) Offsets from the word
+/// below `first` are 32-bit (a tile's rows span far less than 2 GB).
 template <int Taps>
 __device__ __forceinline__ void horizontal_rows(const std::uint8_t* first, int y_stride, const std::uint32_t* w,
                                                 int precision, int rows, std::uint32_t (*out)[block_x]) {
