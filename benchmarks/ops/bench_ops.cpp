@@ -27,8 +27,8 @@ void resample(benchmark::State& state) {
     for (auto& v : px) v = static_cast<std::uint8_t>(rng.next_u32());
     conveyor::ops::SamplePlan p;
     p.out_width = p.out_height = 224;
-    p.x = {0.0f, float(w) / 224.0f, 0, 224, 0, w};
-    p.y = {0.0f, float(h) / 224.0f, 0, 224, 0, h};
+    p.x = {0.0, double(w) / 224, 0, 224, 0, w};
+    p.y = {0.0, double(h) / 224, 0, 224, 0, h};
     p.src = {0, 3, std::int64_t{w} * 3, w, h};
     p.flip = i % 2;
     windows.push_back(std::move(px));

@@ -23,6 +23,7 @@ struct ResampleScratch {
   std::vector<std::int32_t> wx, wy;  // fixed-point weights, taps of pixel o at [w_at[o], w_at[o] + count)
   std::vector<std::int32_t> wx_at, wy_at;
   std::vector<std::uint8_t> rows;    // horizontal sums: needed source rows x out_width x 3
+  std::vector<std::int32_t> sums;    // one output row's vertical sums, out_width x 3
 };
 
 namespace detail {
@@ -84,18 +85,22 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
     }
   }
 
+  // Vertical pass a whole row of sums at a time (a loop the compiler vectorises), then stored.
+  s.sums.resize(static_cast<std::size_t>(row_elems));
+  std::int32_t* sums = s.sums.data();
   for (std::int32_t oy = 0; oy < oh; ++oy) {
     const AxisTaps& t = s.ty[oy];
     const std::int32_t* w = s.wy.data() + s.wy_at[oy];
     // Padding rows (no taps) sum to half a unit: 0, as torchvision's CenterCrop pads.
-    const std::uint8_t* rows = t.count > 0 ? s.rows.data() + (t.first - row_lo) * row_elems : nullptr;
+    std::fill(sums, sums + row_elems, fixed_half(py));
+    for (std::int32_t j = 0; j < t.count; ++j) {
+      const std::uint8_t* row = s.rows.data() + (t.first + j - row_lo) * row_elems;
+      for (std::int64_t e = 0; e < row_elems; ++e) sums[e] += w[j] * row[e];
+    }
     for (std::int32_t ox = 0; ox < ow; ++ox) {
       const std::int32_t dx = plan.flip ? ow - 1 - ox : ox;
-      for (int c = 0; c < 3; ++c) {
-        std::int32_t acc = fixed_half(py);
-        for (std::int32_t j = 0; j < t.count; ++j) acc += w[j] * rows[j * row_elems + ox * 3 + c];
-        store(out, element_index(params.layout, c, oy, dx, oh, ow), fixed_to_u8(acc, py), c, params);
-      }
+      for (int c = 0; c < 3; ++c)
+        store(out, element_index(params.layout, c, oy, dx, oh, ow), fixed_to_u8(sums[ox * 3 + c], py), c, params);
     }
   }
 }
