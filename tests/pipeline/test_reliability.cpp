@@ -28,7 +28,6 @@ using conveyor_test::TempDir;
 
 namespace {
 
-/// Resident set size now, in bytes (Linux).
 /// Resident memory of this process (Linux), after glibc has handed back the free pages of every
 /// malloc arena (else the worker threads' arenas move RSS by a few hundred KiB either way).
 std::size_t rss_bytes() {

@@ -357,9 +357,9 @@ __device__ __forceinline__ void horizontal_rows(const std::uint8_t* first, int y
 __device__ inline void horizontal_rows_any(const std::uint8_t* first, std::int64_t x_stride, std::int64_t y_stride,
                                            int taps, const std::uint32_t* w, int precision, int rows,
                                            std::uint32_t (*out)[block_x]) {
+  const std::uint32_t half = ops::fixed_half(precision);
   for (int r = static_cast<int>(threadIdx.y); r < rows; r += block_y) {
     const std::uint8_t* q = first + r * y_stride;
-    const std::uint32_t half = ops::fixed_half(precision);
     std::uint32_t acc[3] = {half, half, half};
 #pragma unroll 2
     for (int j = 0; j < taps; ++j) {
