@@ -11,7 +11,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace conveyor {
 inline namespace v0 {
@@ -22,6 +27,8 @@ struct ResampleScratch {
   std::vector<AxisTaps> tx, ty;
   std::vector<std::int32_t> wx, wy;  // fixed-point weights, taps of pixel o at [w_at[o], w_at[o] + count)
   std::vector<std::int32_t> wx_at, wy_at;
+  std::vector<std::int16_t> wx_pairs;     // per output column, its taps two at a time (see `pair_weights`)
+  std::vector<std::int32_t> wx_pairs_at;  // column o's pairs from wx_pairs[8 * wx_pairs_at[o]], or -1: scalar
   std::vector<std::uint8_t> rows;    // horizontal sums: needed source rows x out_width x 3
   std::vector<std::int32_t> sums;    // one output row's vertical sums, out_width x 3
 };
@@ -42,6 +49,50 @@ inline int axis_weights(const AxisPlan& a, std::int32_t n, std::vector<AxisTaps>
   }
   return precision;
 }
+
+#if defined(__SSE2__)
+/// Lays out the weights of the columns whose horizontal sums `pair_sums` can make: per pair of
+/// taps j, j + 1, eight int16 `w_j w_j+1 w_j w_j+1 w_j w_j+1 0 0` (an odd count's last pair
+/// has w_j+1 = 0). `pair_sums` reads 8 bytes a pair, 2 of them from pixel j + 2, so a column
+/// qualifies when that pixel is inside the source row and pixels are 3 bytes apart; the others
+/// (`at[o]` = -1) take the scalar loop. The weights fit int16: `weight_precision` keeps them
+/// below 2^14.
+inline void pair_weights(const SamplePlan& plan, const std::vector<AxisTaps>& taps, const std::vector<std::int32_t>& w,
+                         const std::vector<std::int32_t>& w_at, std::vector<std::int16_t>& pairs,
+                         std::vector<std::int32_t>& at) {
+  const auto n = static_cast<std::int32_t>(taps.size());
+  at.assign(n, -1);
+  pairs.clear();
+  if (plan.src.x_stride != 3) return;
+  for (std::int32_t o = 0; o < n; ++o) {
+    const AxisTaps& t = taps[o];
+    const std::int32_t count = t.count, npairs = (count + 1) / 2;
+    if (count == 0 || plan.x.src_begin + t.first + 2 * npairs >= plan.src.width) continue;
+    at[o] = static_cast<std::int32_t>(pairs.size() / 8);
+    for (std::int32_t m = 0; m < npairs; ++m) {
+      const auto a = static_cast<std::int16_t>(w[w_at[o] + 2 * m]);
+      const auto b = static_cast<std::int16_t>(2 * m + 1 < count ? w[w_at[o] + 2 * m + 1] : 0);
+      pairs.insert(pairs.end(), {a, b, a, b, a, b, 0, 0});
+    }
+  }
+}
+
+/// One output pixel's horizontal sums (red, green, blue, 0) of `npairs` pairs of taps from `p`
+/// (3-byte pixels) with `pair_weights`' weights `w`, on top of `acc`: per pair, the 8 bytes from
+/// tap j widened to 16 bits, interleaved with themselves three lanes on (r_j r_j+1 g_j g_j+1
+/// b_j b_j+1 ..), then one multiply-add of 16-bit pairs into 32-bit sums.
+inline __m128i pair_sums(const std::uint8_t* p, const std::int16_t* w, std::int32_t npairs, __m128i acc) {
+  const __m128i zero = _mm_setzero_si128();
+  for (std::int32_t m = 0; m < npairs; ++m, p += 6, w += 8) {
+    std::int64_t bytes;
+    std::memcpy(&bytes, p, sizeof bytes);
+    const __m128i v = _mm_unpacklo_epi8(_mm_cvtsi64_si128(bytes), zero);
+    const __m128i channels = _mm_unpacklo_epi16(v, _mm_srli_si128(v, 6));
+    acc = _mm_add_epi32(acc, _mm_madd_epi16(channels, _mm_loadu_si128(reinterpret_cast<const __m128i*>(w))));
+  }
+  return acc;
+}
+#endif
 
 }  // namespace detail
 
@@ -66,12 +117,26 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
 
   const std::uint8_t* base = src + plan.src.offset;
   const std::int64_t xs = plan.src.x_stride;
+#if defined(__SSE2__)
+  detail::pair_weights(plan, s.tx, s.wx, s.wx_at, s.wx_pairs, s.wx_pairs_at);
+  const __m128i half = _mm_set1_epi32(fixed_half(px)), shift = _mm_cvtsi32_si128(px), zero = _mm_setzero_si128();
+#endif
   for (std::int32_t r = row_lo; r < row_hi; ++r) {
     const std::uint8_t* line = base + std::int64_t{plan.y.src_begin + r} * plan.src.y_stride;
     std::uint8_t* dst = s.rows.data() + (r - row_lo) * row_elems;
     for (std::int32_t ox = 0; ox < ow; ++ox) {
       const AxisTaps& t = s.tx[ox];
       const std::uint8_t* first = line + std::int64_t{plan.x.src_begin + t.first} * xs;
+#if defined(__SSE2__)
+      if (const std::int32_t at = s.wx_pairs_at[ox]; at >= 0) {
+        const __m128i sums = detail::pair_sums(first, s.wx_pairs.data() + 8 * std::size_t(at), (t.count + 1) / 2, half);
+        // Shifted, then saturated to [0, 255] twice over (32 -> 16 -> 8 bits): `fixed_to_u8`.
+        const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(_mm_sra_epi32(sums, shift), zero), zero);
+        const auto rgb0 = static_cast<std::uint32_t>(_mm_cvtsi128_si32(bytes));
+        std::memcpy(dst + ox * 3, &rgb0, 3);
+        continue;
+      }
+#endif
       const std::int32_t* w = s.wx.data() + s.wx_at[ox];
       std::int32_t a0 = fixed_half(px), a1 = a0, a2 = a0;
       for (std::int32_t j = 0; j < t.count; ++j, first += xs) {
