@@ -151,8 +151,16 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
   }
 
   // Vertical pass a whole row of sums at a time (a loop the compiler vectorises), then stored.
+  // f16 and bf16 through a table of each channel's 256 output values, made by `store` itself (the
+  // same bits without a software conversion per element: 0.62-0.71 -> 0.43-0.46 ms a sample on
+  // the development machine; for u8 and f32 a table measured no faster).
   s.sums.resize(static_cast<std::size_t>(row_elems));
   std::int32_t* sums = s.sums.data();
+  const bool halves = params.dtype == DType::f16 || params.dtype == DType::bf16;
+  std::uint16_t table[3][256];
+  if (halves)
+    for (int c = 0; c < 3; ++c)
+      for (int v = 0; v < 256; ++v) store(&table[c][v], 0, static_cast<std::uint8_t>(v), c, params);
   for (std::int32_t oy = 0; oy < oh; ++oy) {
     const AxisTaps& t = s.ty[oy];
     const std::int32_t* w = s.wy.data() + s.wy_at[oy];
@@ -164,8 +172,12 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
     }
     for (std::int32_t ox = 0; ox < ow; ++ox) {
       const std::int32_t dx = plan.flip ? ow - 1 - ox : ox;
-      for (int c = 0; c < 3; ++c)
-        store(out, element_index(params.layout, c, oy, dx, oh, ow), fixed_to_u8(sums[ox * 3 + c], py), c, params);
+      for (int c = 0; c < 3; ++c) {
+        const std::int64_t i = element_index(params.layout, c, oy, dx, oh, ow);
+        const std::uint8_t v = fixed_to_u8(sums[ox * 3 + c], py);
+        if (halves) static_cast<std::uint16_t*>(out)[i] = table[c][v];
+        else store(out, i, v, c, params);
+      }
     }
   }
 }
