@@ -125,38 +125,46 @@ TEST_CASE("flip mirrors the output and layouts transpose it", "[ops][resample]")
   const auto plain = run_u8(img, crop_plan(w, h, 3, 2, 50, 40, 33, 29));
   const auto flipped = run_u8(img, crop_plan(w, h, 3, 2, 50, 40, 33, 29, true));
   const auto chw = run_u8(img, crop_plan(w, h, 3, 2, 50, 40, 33, 29), Layout::NCHW);
+  const auto chw_flipped = run_u8(img, crop_plan(w, h, 3, 2, 50, 40, 33, 29, true), Layout::NCHW);
   for (int y = 0; y < 29; ++y)
     for (int x = 0; x < 33; ++x)
       for (int c = 0; c < 3; ++c) {
         REQUIRE(flipped[(y * 33 + x) * 3 + c] == plain[(y * 33 + (32 - x)) * 3 + c]);
         REQUIRE(chw[(c * 29 + y) * 33 + x] == plain[(y * 33 + x) * 3 + c]);
+        REQUIRE(chw_flipped[(c * 29 + y) * 33 + x] == plain[(y * 33 + (32 - x)) * 3 + c]);
       }
 }
 
 TEST_CASE("float outputs are the u8 result normalised by one fmaf then converted", "[ops][resample]") {
   const int w = 90, h = 70;
   const auto img = random_image(w, h, 3, 23);
-  const auto plan = crop_plan(w, h, 0, 0, w, h, 32, 24);
-  const auto u8 = run_u8(img, plan, Layout::NCHW);
   ImageAugment aug{.normalize = Normalize::imagenet()};
-  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
-    aug.dtype = t;
-    const ops::OutputParams params = aug.output_params();
-    std::vector<std::byte> out(u8.size() * dtype_size(t));
-    ops::cpu::ResampleScratch s;
-    ops::cpu::resample(img.data(), plan, params, out.data(), s);
-    for (std::size_t i = 0; i < u8.size(); ++i) {
-      const int c = static_cast<int>(i / (32 * 24));
-      const float expect = std::fmaf(float(u8[i]), params.scale[c], params.bias[c]);
-      CHECK(std::fabs(expect - ((float(u8[i]) / 255.0f - aug.normalize->mean[c]) / aug.normalize->std[c])) < 1e-5f);
-      if (t == DType::f32) {
-        float got;
-        std::memcpy(&got, out.data() + i * 4, 4);
-        REQUIRE(got == expect);
-      } else {
-        std::uint16_t got;
-        std::memcpy(&got, out.data() + i * 2, 2);
-        REQUIRE(got == (t == DType::f16 ? ops::to_f16_bits(expect) : ops::to_bf16_bits(expect)));
+  for (const Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    for (const bool flip : {false, true}) {
+      for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+        CAPTURE(layout == Layout::NCHW, flip, int(t));
+        const auto plan = crop_plan(w, h, 0, 0, w, h, 32, 24, flip);
+        const auto u8 = run_u8(img, plan, layout);
+        aug.dtype = t;
+        aug.layout = layout;
+        const ops::OutputParams params = aug.output_params();
+        std::vector<std::byte> out(u8.size() * dtype_size(t));
+        ops::cpu::ResampleScratch s;
+        ops::cpu::resample(img.data(), plan, params, out.data(), s);
+        for (std::size_t i = 0; i < u8.size(); ++i) {
+          const int c = static_cast<int>(layout == Layout::NCHW ? i / (32 * 24) : i % 3);
+          const float expect = std::fmaf(float(u8[i]), params.scale[c], params.bias[c]);
+          CHECK(std::fabs(expect - ((float(u8[i]) / 255.0f - aug.normalize->mean[c]) / aug.normalize->std[c])) < 1e-5f);
+          if (t == DType::f32) {
+            float got;
+            std::memcpy(&got, out.data() + i * 4, 4);
+            REQUIRE(got == expect);
+          } else {
+            std::uint16_t got;
+            std::memcpy(&got, out.data() + i * 2, 2);
+            REQUIRE(got == (t == DType::f16 ? ops::to_f16_bits(expect) : ops::to_bf16_bits(expect)));
+          }
+        }
       }
     }
   }

@@ -31,6 +31,7 @@ struct ResampleScratch {
   std::vector<std::int32_t> wx_pairs_at;  // column o's pairs from wx_pairs[8 * wx_pairs_at[o]], or -1: scalar
   std::vector<std::uint8_t> rows;    // horizontal sums: needed source rows x out_width x 3
   std::vector<std::int32_t> sums;    // one output row's vertical sums, out_width x 3
+  std::vector<std::uint8_t> bytes;   // the same row rounded
 };
 
 namespace detail {
@@ -150,35 +151,58 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
     }
   }
 
-  // Vertical pass a whole row of sums at a time (a loop the compiler vectorises), then stored.
-  // f16 and bf16 through a table of each channel's 256 output values, made by `store` itself (the
-  // same bits without a software conversion per element: 0.62-0.71 -> 0.43-0.46 ms a sample on
-  // the development machine; for u8 and f32 a table measured no faster).
+  // Vertical pass a whole row of sums at a time, rounded (loops the compiler vectorises), then
+  // stored channel by channel (NCHW) or pixel by pixel (NHWC) with the dtype's conversion known
+  // at compile time: `store`'s arithmetic, and for f16 and bf16 a table of each channel's 256
+  // values made by `store` itself, so the bits are `store`'s either way.
   s.sums.resize(static_cast<std::size_t>(row_elems));
+  s.bytes.resize(static_cast<std::size_t>(row_elems));
   std::int32_t* sums = s.sums.data();
-  const bool halves = params.dtype == DType::f16 || params.dtype == DType::bf16;
-  std::uint16_t table[3][256];
-  if (halves)
-    for (int c = 0; c < 3; ++c)
-      for (int v = 0; v < 256; ++v) store(&table[c][v], 0, static_cast<std::uint8_t>(v), c, params);
-  for (std::int32_t oy = 0; oy < oh; ++oy) {
-    const AxisTaps& t = s.ty[oy];
-    const std::int32_t* w = s.wy.data() + s.wy_at[oy];
-    // Padding rows (no taps) sum to half a unit: 0, as torchvision's CenterCrop pads.
-    std::fill(sums, sums + row_elems, fixed_half(py));
-    for (std::int32_t j = 0; j < t.count; ++j) {
-      const std::uint8_t* row = s.rows.data() + (t.first + j - row_lo) * row_elems;
-      for (std::int64_t e = 0; e < row_elems; ++e) sums[e] += w[j] * row[e];
-    }
-    for (std::int32_t ox = 0; ox < ow; ++ox) {
-      const std::int32_t dx = plan.flip ? ow - 1 - ox : ox;
-      for (int c = 0; c < 3; ++c) {
-        const std::int64_t i = element_index(params.layout, c, oy, dx, oh, ow);
-        const std::uint8_t v = fixed_to_u8(sums[ox * 3 + c], py);
-        if (halves) static_cast<std::uint16_t*>(out)[i] = table[c][v];
-        else store(out, i, v, c, params);
+  std::uint8_t* bytes = s.bytes.data();
+  const auto vertical = [&]<class T>(auto&& value) {  // value(channel, byte) -> T
+    T* o = static_cast<T*>(out);
+    for (std::int32_t oy = 0; oy < oh; ++oy) {
+      const AxisTaps& t = s.ty[oy];
+      const std::int32_t* w = s.wy.data() + s.wy_at[oy];
+      // Padding rows (no taps) sum to half a unit: 0, as torchvision's CenterCrop pads.
+      std::fill(sums, sums + row_elems, fixed_half(py));
+      for (std::int32_t j = 0; j < t.count; ++j) {
+        const std::uint8_t* row = s.rows.data() + (t.first + j - row_lo) * row_elems;
+        for (std::int64_t e = 0; e < row_elems; ++e) sums[e] += w[j] * row[e];
+      }
+      for (std::int64_t e = 0; e < row_elems; ++e) bytes[e] = fixed_to_u8(sums[e], py);
+      if (params.layout == Layout::NCHW) {
+        for (int c = 0; c < 3; ++c) {
+          T* line = o + (std::int64_t{c} * oh + oy) * ow;
+          if (plan.flip)
+            for (std::int32_t ox = 0; ox < ow; ++ox) line[ow - 1 - ox] = value(c, bytes[ox * 3 + c]);
+          else
+            for (std::int32_t ox = 0; ox < ow; ++ox) line[ox] = value(c, bytes[ox * 3 + c]);
+        }
+      } else {
+        T* line = o + std::int64_t{oy} * row_elems;
+        for (std::int32_t ox = 0; ox < ow; ++ox) {
+          const std::int64_t at = std::int64_t{plan.flip ? ow - 1 - ox : ox} * 3;
+          for (int c = 0; c < 3; ++c) line[at + c] = value(c, bytes[ox * 3 + c]);
+        }
       }
     }
+  };
+  switch (params.dtype) {
+    case DType::u8: vertical.template operator()<std::uint8_t>([](int, std::uint8_t v) { return v; }); break;
+    case DType::f32:
+      vertical.template operator()<float>(
+          [&](int c, std::uint8_t v) { return fmaf(static_cast<float>(v), params.scale[c], params.bias[c]); });
+      break;
+    case DType::f16:
+    case DType::bf16: {
+      std::uint16_t table[3][256];
+      for (int c = 0; c < 3; ++c)
+        for (int v = 0; v < 256; ++v) store(&table[c][v], 0, static_cast<std::uint8_t>(v), c, params);
+      vertical.template operator()<std::uint16_t>([&](int c, std::uint8_t v) { return table[c][v]; });
+      break;
+    }
+    default: break;  // i64 is not an image dtype (ImageAugment refuses it)
   }
 }
 
