@@ -22,6 +22,11 @@ struct OutputParams {
   Layout layout = Layout::NCHW;
 };
 
+/// Resampled value `v` of `channel`, normalised: the one `fmaf` every float output gets.
+[[nodiscard]] CONVEYOR_HD inline float normalized(std::uint8_t v, int channel, const OutputParams& p) noexcept {
+  return fmaf(static_cast<float>(v), p.scale[channel], p.bias[channel]);
+}
+
 /// Stores resampled value `v` (already rounded to u8, as torchvision's uint8 pipeline holds it)
 /// as element `i` of `out`: raw for u8, normalised and converted otherwise.
 CONVEYOR_HD inline void store(void* out, std::int64_t i, std::uint8_t v, int channel, const OutputParams& p) noexcept {
@@ -29,7 +34,7 @@ CONVEYOR_HD inline void store(void* out, std::int64_t i, std::uint8_t v, int cha
     static_cast<std::uint8_t*>(out)[i] = v;
     return;
   }
-  const float x = fmaf(static_cast<float>(v), p.scale[channel], p.bias[channel]);
+  const float x = normalized(v, channel, p);
   switch (p.dtype) {
     case DType::f32: static_cast<float*>(out)[i] = x; break;
     case DType::f16: static_cast<std::uint16_t*>(out)[i] = to_f16_bits(x); break;

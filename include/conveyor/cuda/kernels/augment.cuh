@@ -393,6 +393,11 @@ __device__ inline void horizontal_pass(const std::uint8_t* first, std::int64_t x
   horizontal_rows_any(first, x_stride, y_stride, wx.taps, w, wx.precision, rows, out);
 }
 
+/// `ops::normalized` of byte `v` (zero-extended) of channel `c`, through `byte_float`.
+__device__ __forceinline__ float normalized_byte(const ops::OutputParams& params, int c, std::uint32_t v) {
+  return fmaf(byte_float(v), params.scale[c], params.bias[c]);
+}
+
 /// `ops::store` of a pixel's three values (bytes, zero-extended) at element `i` (channel 0) of a
 /// sample, channels `channel_step` elements apart; dtype and layout are compile-time. f16 and
 /// bf16 use the hardware's round-to-nearest-even conversions: for finite values, which these
@@ -406,7 +411,7 @@ __device__ __forceinline__ void store_pixel(std::byte* out, const ops::OutputPar
     if constexpr (D == DType::u8) {
       reinterpret_cast<std::uint8_t*>(out)[e] = static_cast<std::uint8_t>(v[c]);
     } else {
-      const float x = fmaf(byte_float(v[c]), params.scale[c], params.bias[c]);
+      const float x = normalized_byte(params, c, v[c]);
       if constexpr (D == DType::f32) reinterpret_cast<float*>(out)[e] = x;
       else if constexpr (D == DType::f16) reinterpret_cast<__half*>(out)[e] = __float2half_rn(x);
       else reinterpret_cast<__nv_bfloat16*>(out)[e] = __float2bfloat16_rn(x);
@@ -423,8 +428,7 @@ __device__ __forceinline__ void store_two(std::byte* out, const ops::OutputParam
   if constexpr (D == DType::u8) {
     reinterpret_cast<std::uint16_t*>(out)[at] = static_cast<std::uint16_t>(a | b << 8);
   } else {
-    const float x = fmaf(byte_float(a), params.scale[ca], params.bias[ca]);
-    const float y = fmaf(byte_float(b), params.scale[cb], params.bias[cb]);
+    const float x = normalized_byte(params, ca, a), y = normalized_byte(params, cb, b);
     if constexpr (D == DType::f32) reinterpret_cast<float2*>(out)[at] = make_float2(x, y);
     else if constexpr (D == DType::f16) reinterpret_cast<__half2*>(out)[at] = __floats2half2_rn(x, y);
     else reinterpret_cast<__nv_bfloat162*>(out)[at] = __floats2bfloat162_rn(x, y);

@@ -191,8 +191,7 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
   switch (params.dtype) {
     case DType::u8: vertical.template operator()<std::uint8_t>([](int, std::uint8_t v) { return v; }); break;
     case DType::f32:
-      vertical.template operator()<float>(
-          [&](int c, std::uint8_t v) { return fmaf(static_cast<float>(v), params.scale[c], params.bias[c]); });
+      vertical.template operator()<float>([&](int c, std::uint8_t v) { return normalized(v, c, params); });
       break;
     case DType::f16:
     case DType::bf16: {
