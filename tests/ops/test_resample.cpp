@@ -119,6 +119,25 @@ TEST_CASE("resampling matches torch's fixed-point reference bit for bit", "[ops]
   }
 }
 
+TEST_CASE("up to a source scale of 3.5, weights have 14 to 16 fraction bits", "[ops][resample]") {
+  // The CUDA kernel's separable path (scales <= 3.5) scales its weights by 2^(16 - precision):
+  // the first resized pixel's window is cut at the box's start, which keeps its largest weight at
+  // 0.27 or more, so the precision never exceeds 16.
+  for (int i = 1; i <= 700; ++i)
+    for (int k = 0; k < 8; ++k)
+      for (const int resized : {1, 2, 3, 50}) {
+        ops::AxisPlan a;
+        a.scale = 3.5 * i / 700;
+        a.origin = k / 8.0;
+        a.resized = resized;
+        a.src_end = static_cast<std::int32_t>(std::ceil(a.origin + resized * a.scale));
+        INFO("scale " << a.scale << " origin " << a.origin << " resized " << resized);
+        const int p = ops::axis_precision(a);
+        REQUIRE(p >= 14);
+        REQUIRE(p <= 16);
+      }
+}
+
 TEST_CASE("flip mirrors the output and layouts transpose it", "[ops][resample]") {
   const int w = 64, h = 48;
   const auto img = random_image(w, h, 3, 22);

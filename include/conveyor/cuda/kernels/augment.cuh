@@ -69,10 +69,31 @@ inline constexpr int unrolled_taps = 6;
 
 namespace detail {
 
-/// A byte (0..255, zero-extended) as a float, without a conversion instruction (those run on a
-/// narrow pipe): the bits of 2^23 + b, minus 2^23.
-__device__ __forceinline__ float byte_float(std::uint32_t b) {
-  return __fsub_rn(__uint_as_float(0x4B000000u | b), 8388608.0f);
+/// Where the separable path's sums keep their rounded byte: bits 16-23, whatever the axis'
+/// precision p. Its weights are the fixed-point ones times 2^(16 - p) (`pass_weight`) and its sums
+/// start from 2^15, so (sum + 2^15) >> 16 is torch's (sum + 2^(p-1)) >> p, and packing a pass'
+/// bytes or making one a float is a byte permute, not a shift and a permute (bf16 NCHW 73.6 ->
+/// 70.9 us a batch, u8 NCHW 66.7 -> 63.4 on an H200, with the horizontal pass' row addresses
+/// stepped). There p is 14 to 16: torch keeps weights below 2^15, and at scales up to 3.5 the
+/// first resized pixel's window, cut at the box's start, has a weight of at least 0.27 (the
+/// resample tests check both).
+inline constexpr int pass_shift = 16;
+inline constexpr std::uint32_t pass_half = 1u << (pass_shift - 1);
+
+/// A weight of `precision` fraction bits, scaled for `pass_shift`: below 2^16, but for a weight
+/// of exactly one at p = 14 (2^14 scaled by 4). That one becomes 65535, a unit less, which takes
+/// at most 255 from a sum whose low 16 bits are then at least 2^15 (the other weights round to at
+/// most one unit, 4 scaled, between them), so the rounded byte is the same.
+__device__ __forceinline__ std::uint32_t pass_weight(std::uint32_t fixed, int precision) {
+  return min(fixed << (pass_shift - precision), 0xFFFFu);
+}
+
+/// A pass' sum (its byte in bits 16-23, see `pass_shift`) as a float, without a conversion
+/// instruction: the bits of 2^23 + byte, minus 2^23. (A conversion, `I2F.U16` of the sum's high
+/// half, is fewer instructions but runs on a narrow pipe: f32 NHWC 88.4 us a batch against 85.3
+/// on an H200, the others even.)
+__device__ __forceinline__ float sum_float(std::uint32_t sum) {
+  return __fsub_rn(__uint_as_float(__byte_perm(sum, 0x4B000000u, 0x7652u)), 8388608.0f);
 }
 
 /// Every pixel of a tile's axis gets the same number of taps, `taps` (the largest count among
@@ -81,19 +102,18 @@ __device__ __forceinline__ float byte_float(std::uint32_t b) {
 /// those of the CPU's loops; a count uniform across the block lets the tap loops unroll without
 /// predicated-off taps.
 struct TapWindows {
-  int taps;       ///< per pixel, uniform
-  int lo, hi;     ///< source range the windows of pixels with taps cover
-  int precision;  ///< fraction bits of the axis' weights (`ops::axis_precision`)
+  int taps;    ///< per pixel, uniform
+  int lo, hi;  ///< source range the windows of pixels with taps cover
 };
 
 /// One warp, `N` output pixels per lane (`first + lane + k * 32`, those below `end` in the
 /// output) of axis `a` whose weights have `precision` fraction bits: writes each pixel's window
 /// start to `start[i]` and its fixed-point weights to `weights`, taps below `max(taps, fill)`
-/// (taps from `taps` on are zeros): with `Pairs`, taps 2m and 2m + 1 as the low and high half of
-/// `weights[m * jstride + i * istride]`, else tap j at `weights[j * jstride + i * istride]`. `parts`
-/// warps share the work, this one doing words `part`, `part + parts`, ... Windows stay inside the
-/// source (shifted left at its far edge); pixels without taps (outside the output, or padding)
-/// start at the lowest window.
+/// (taps from `taps` on are zeros): with `Pairs` (the separable path's), scaled by `pass_weight`,
+/// taps 2m and 2m + 1 as the low and high half of `weights[m * jstride + i * istride]`, else tap j
+/// at `weights[j * jstride + i * istride]`. `parts` warps share the work, this one doing words
+/// `part`, `part + parts`, ... Windows stay inside the source (shifted left at its far edge);
+/// pixels without taps (outside the output, or padding) start at the lowest window.
 template <int N, bool Pairs>
 __device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int precision, int first, int end, int* start,
                                           std::uint32_t* weights, int jstride, int istride, int part, int parts,
@@ -129,9 +149,10 @@ __device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int precision,
       return j < taps && q >= 0 && q < t[k].count ? ops::fixed_weight(ops::tap_weight(t[k], q), precision) : 0;
     };
     for (int m = part; m < words; m += parts)
-      weights[m * jstride + i * istride] = Pairs ? weight(2 * m) | weight(2 * m + 1) << 16 : weight(m);
+      weights[m * jstride + i * istride] =
+          Pairs ? pass_weight(weight(2 * m), precision) | pass_weight(weight(2 * m + 1), precision) << 16 : weight(m);
   }
-  return {taps, lo, hi, precision};
+  return {taps, lo, hi};
 }
 
 /// Whether a sample takes the separable path.
@@ -149,11 +170,12 @@ __device__ __forceinline__ bool separable(const ops::SamplePlan& p) {
 template <int N>
 struct alignas(16) AxisTile {
   detail::TapWindows w;
-  int start[N];
+  alignas(16) int start[N];  // copied 16 bytes at a time, as `pairs`
   std::uint32_t pairs[separable_pairs * N];
 };
 using ColumnTile = AxisTile<block_x>;
 using RowTile = AxisTile<tile_rows>;
+static_assert(offsetof(RowTile, pairs) % 16 == 0 && offsetof(ColumnTile, pairs) % 16 == 0);
 
 /// The weight precisions of a sample's axes, for the per-pixel path, which lays out its own
 /// windows (16 bytes, so the tiles after it stay aligned).
@@ -278,9 +300,10 @@ __device__ __forceinline__ std::uint32_t gather(const std::uint32_t (&w)[Words],
   return __byte_perm(w[q], w[q + 1 < Words ? q + 1 : q], at(b0) | at(b1) << 4 | at(b2) << 8 | at(b3) << 12);
 }
 
-/// Three channel sums (each a byte after the shift) packed as bytes 0-2 of a word, byte 3 zero.
+/// Three channel sums' bytes (bits 16-23, see `pass_shift`) packed as bytes 0-2 of a word, byte 3
+/// zero (the sums are below 2^24).
 __device__ __forceinline__ std::uint32_t pack_rgb(const std::uint32_t v[3]) {
-  return __byte_perm(__byte_perm(v[0], v[1], 0x0040u), v[2], 0x7410u);
+  return __byte_perm(__byte_perm(v[0], v[1], 0x0062u), v[2], 0x7610u);
 }
 
 /// A word of source pixels, as `__ldg` loads it but asking L2 to fetch the 256 bytes around it:
@@ -301,10 +324,8 @@ struct RowWindow {
   static constexpr int aligned = (bytes + 3) / 4;
   std::uint32_t w[aligned];
 
-  /// The window at byte `offset` from the 4-aligned `base`.
-  __device__ __forceinline__ RowWindow(const std::uint8_t* base, int offset) {
-    const int misalign = offset & 3;
-    const auto* words_at = reinterpret_cast<const std::uint32_t*>(base + (offset - misalign));
+  /// The window at byte `misalign` (0-3) of the word `words_at`.
+  __device__ __forceinline__ RowWindow(const std::uint32_t* words_at, int misalign) {
     std::uint32_t raw[words + 1];
 #pragma unroll
     for (int k = 0; k < words; ++k) raw[k] = 4 * k < misalign + bytes ? load_word(words_at + k) : 0u;
@@ -329,48 +350,43 @@ struct RowWindow {
 
 /// The horizontal sums of `rows` source rows of an upright image (3-byte pixels) starting at
 /// `first` (a column's window start, rows `y_stride` apart), `Taps` taps each with the weight
-/// pairs `w` (`block_x` apart) of `precision` fraction bits, rounded into `out[r][threadIdx.x]`;
-/// warps take rows in turn. No clamp: with at most 8 weights, each at most half a unit above its
-/// exact value, and a precision p of at least 14 bits, a sum is at most 255 (2^p + 4) + 2^(p-1),
-/// below 256 units after the shift. (Two rows a warp at a time, or the next row's loads issued
-/// before this row is filtered, measured 4 % and 17 % slower on an H200.) Offsets from the word
-/// below `first` are 32-bit (a tile's rows span far less than 2 GB).
+/// pairs `w` (`block_x` apart, see `pass_weight`), rounded into `out[r][threadIdx.x]`; warps take
+/// rows in turn. No clamp: with at most 8 weights, each at most half a unit of precision p >= 14
+/// above its exact value, a sum is at most 255 (2^16 + 4 * 2^(16-p)) + 2^15, below 256 * 2^16.
+/// (Two rows a warp at a time, or the next row's loads issued before this row is filtered,
+/// measured 4 % and 17 % slower on an H200.)
 template <int Taps>
-__device__ __forceinline__ void horizontal_rows(const std::uint8_t* first, int y_stride, const std::uint32_t* w,
-                                                int precision, int rows, std::uint32_t (*out)[block_x]) {
+__device__ __forceinline__ void horizontal_rows(const std::uint8_t* first, std::int64_t y_stride,
+                                                const std::uint32_t* w, int rows, std::uint32_t (*out)[block_x]) {
   static_assert(Taps <= separable_taps, "the no-clamp bound above");
+  static_assert(block_y % 4 == 0, "a thread's rows, block_y apart, share one alignment");
   std::uint32_t wp[(Taps + 1) / 2];
 #pragma unroll
   for (int m = 0; m < (Taps + 1) / 2; ++m) wp[m] = w[m * block_x];
-  const std::uint32_t half = ops::fixed_half(precision);
-  const int lead = static_cast<int>(reinterpret_cast<std::uintptr_t>(first) & 3u);
-  const std::uint8_t* base = first - lead;
-  for (int r = static_cast<int>(threadIdx.y), offset = lead + r * y_stride; r < rows;
-       r += block_y, offset += block_y * y_stride) {
-    std::uint32_t acc[3] = {half, half, half};
-    RowWindow<Taps>(base, offset).sum(wp, acc);
-#pragma unroll
-    for (int c = 0; c < 3; ++c) acc[c] >>= precision;
+  const std::uint8_t* row = first + static_cast<int>(threadIdx.y) * y_stride;
+  const int misalign = static_cast<int>(reinterpret_cast<std::uintptr_t>(row) & 3u);
+  const auto* words = reinterpret_cast<const std::uint32_t*>(row - misalign);
+  const std::int64_t step = block_y / 4 * y_stride;  // in words
+  for (int r = static_cast<int>(threadIdx.y); r < rows; r += block_y, words += step) {
+    std::uint32_t acc[3] = {pass_half, pass_half, pass_half};
+    RowWindow<Taps>(words, misalign).sum(wp, acc);
     out[r][threadIdx.x] = pack_rgb(acc);
   }
 }
 
 /// `horizontal_rows` for any pixel step (an oriented view) or tap count: a loop of byte loads.
 __device__ inline void horizontal_rows_any(const std::uint8_t* first, std::int64_t x_stride, std::int64_t y_stride,
-                                           int taps, const std::uint32_t* w, int precision, int rows,
+                                           int taps, const std::uint32_t* w, int rows,
                                            std::uint32_t (*out)[block_x]) {
-  const std::uint32_t half = ops::fixed_half(precision);
   for (int r = static_cast<int>(threadIdx.y); r < rows; r += block_y) {
     const std::uint8_t* q = first + r * y_stride;
-    std::uint32_t acc[3] = {half, half, half};
+    std::uint32_t acc[3] = {pass_half, pass_half, pass_half};
 #pragma unroll 2
     for (int j = 0; j < taps; ++j) {
       const std::uint32_t weight = w[j / 2 * block_x] >> (j % 2 * 16) & 0xFFFFu;
 #pragma unroll
       for (int c = 0; c < 3; ++c) acc[c] += weight * q[j * x_stride + c];
     }
-#pragma unroll
-    for (int c = 0; c < 3; ++c) acc[c] >>= precision;
     out[r][threadIdx.x] = pack_rgb(acc);
   }
 }
@@ -382,7 +398,7 @@ __device__ inline void horizontal_pass(const std::uint8_t* first, std::int64_t x
   if (x_stride == 3) {
     switch (wx.taps) {
 #define CONVEYOR_TAPS_CASE(n) \
-  case n: return horizontal_rows<n>(first, static_cast<int>(y_stride), w, wx.precision, rows, out);
+  case n: return horizontal_rows<n>(first, y_stride, w, rows, out);
       CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
       CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
 #undef CONVEYOR_TAPS_CASE
@@ -390,15 +406,15 @@ __device__ inline void horizontal_pass(const std::uint8_t* first, std::int64_t x
     }
     static_assert(unrolled_taps == 6, "the cases above unroll up to unrolled_taps");
   }
-  horizontal_rows_any(first, x_stride, y_stride, wx.taps, w, wx.precision, rows, out);
+  horizontal_rows_any(first, x_stride, y_stride, wx.taps, w, rows, out);
 }
 
-/// `ops::normalized` of byte `v` (zero-extended) of channel `c`, through `byte_float`.
-__device__ __forceinline__ float normalized_byte(const ops::OutputParams& params, int c, std::uint32_t v) {
-  return fmaf(byte_float(v), params.scale[c], params.bias[c]);
+/// `ops::normalized` of the byte of sum `v` (see `pass_shift`) of channel `c`.
+__device__ __forceinline__ float normalized_sum(const ops::OutputParams& params, int c, std::uint32_t v) {
+  return fmaf(sum_float(v), params.scale[c], params.bias[c]);
 }
 
-/// `ops::store` of a pixel's three values (bytes, zero-extended) at element `i` (channel 0) of a
+/// `ops::store` of a pixel's three values (sums: bytes in bits 16-23) at element `i` (channel 0) of a
 /// sample, channels `channel_step` elements apart; dtype and layout are compile-time. f16 and
 /// bf16 use the hardware's round-to-nearest-even conversions: for finite values, which these
 /// are, they give `ops::to_f16_bits` and `ops::to_bf16_bits`.
@@ -409,9 +425,9 @@ __device__ __forceinline__ void store_pixel(std::byte* out, const ops::OutputPar
   for (int c = 0; c < 3; ++c) {
     const int e = i + c * channel_step;
     if constexpr (D == DType::u8) {
-      reinterpret_cast<std::uint8_t*>(out)[e] = static_cast<std::uint8_t>(v[c]);
+      reinterpret_cast<std::uint8_t*>(out)[e] = static_cast<std::uint8_t>(v[c] >> pass_shift);
     } else {
-      const float x = normalized_byte(params, c, v[c]);
+      const float x = normalized_sum(params, c, v[c]);
       if constexpr (D == DType::f32) reinterpret_cast<float*>(out)[e] = x;
       else if constexpr (D == DType::f16) reinterpret_cast<__half*>(out)[e] = __float2half_rn(x);
       else reinterpret_cast<__nv_bfloat16*>(out)[e] = __float2bfloat16_rn(x);
@@ -426,9 +442,9 @@ __device__ __forceinline__ void store_two(std::byte* out, const ops::OutputParam
                                           int ca, std::uint32_t b, int cb) {
   const unsigned at = static_cast<unsigned>(e) / 2;
   if constexpr (D == DType::u8) {
-    reinterpret_cast<std::uint16_t*>(out)[at] = static_cast<std::uint16_t>(a | b << 8);
+    reinterpret_cast<std::uint16_t*>(out)[at] = static_cast<std::uint16_t>(__byte_perm(a, b, 0x0062u));
   } else {
-    const float x = normalized_byte(params, ca, a), y = normalized_byte(params, cb, b);
+    const float x = normalized_sum(params, ca, a), y = normalized_sum(params, cb, b);
     if constexpr (D == DType::f32) reinterpret_cast<float2*>(out)[at] = make_float2(x, y);
     else if constexpr (D == DType::f16) reinterpret_cast<__half2*>(out)[at] = __floats2half2_rn(x, y);
     else reinterpret_cast<__nv_bfloat162*>(out)[at] = __floats2bfloat162_rn(x, y);
@@ -460,7 +476,7 @@ inline constexpr int vertical_columns = D == DType::f32 && L == Layout::NHWC ? 1
 
 /// A thread's output pixels of the tile: `Cols` adjacent columns from `ox` (even when 2), rows
 /// `row`, `row + step`, ... where `step` is the rows between a thread's (`Cols * block_y`).
-/// `combine(t, v)` sets row `t`'s pixels (three bytes each), which are then flipped as planned
+/// `combine(t, v)` sets row `t`'s pixels (three sums each, see `pass_shift`), which are then flipped as planned
 /// and stored; with two columns and an even output width the two pixels (flipped or not) are an
 /// aligned pair, stored together.
 template <int Cols, DType D, Layout L, class Combine>
@@ -504,7 +520,6 @@ __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const op
                                               const SeparableShared& s) {
   using Words = std::conditional_t<Cols == 1, std::uint32_t, uint2>;
   constexpr int stride = block_x / Cols;  // a source row, in Words
-  const std::uint32_t half = ops::fixed_half(wy.precision);
   output_columns<Cols, D, L>(p, params, out, ox, row, tile_y0, [&](int t, std::uint32_t (&v)[Cols][3]) {
     const std::uint32_t* pairs = s.pairs_y + t * separable_pairs;
     const uint4 p4 = *reinterpret_cast<const uint4*>(pairs);  // a row's weights in one load
@@ -519,7 +534,7 @@ __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const op
     };
     const int n = Taps > 0 ? Taps : wy.taps;
 #pragma unroll
-    for (int j = 0; j < Cols; ++j) v[j][0] = v[j][1] = v[j][2] = half;
+    for (int j = 0; j < Cols; ++j) v[j][0] = v[j][1] = v[j][2] = pass_half;
 #pragma unroll
     for (int m = 0; m < (n + 1) / 2; ++m) {
       const Words a = words[2 * m * stride], b = 2 * m + 1 < n ? words[(2 * m + 1) * stride] : a;
@@ -533,10 +548,6 @@ __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const op
         v[j][2] = __dp2a_lo(w, bb, v[j][2]);
       }
     }
-#pragma unroll
-    for (int j = 0; j < Cols; ++j)
-#pragma unroll
-      for (int c = 0; c < 3; ++c) v[j][c] >>= wy.precision;
   });
 }
 
@@ -615,7 +626,7 @@ __device__ void direct_tile(const ops::SamplePlan& p, AxisPrecisions precisions,
       for (int c = 0; c < 3; ++c) acc[c] += static_cast<std::int32_t>(wy[j]) * ops::fixed_to_u8(a[c], precisions.x);
     }
 #pragma unroll
-    for (int c = 0; c < 3; ++c) v[0][c] = ops::fixed_to_u8(acc[c], precisions.y);
+    for (int c = 0; c < 3; ++c) v[0][c] = std::uint32_t{ops::fixed_to_u8(acc[c], precisions.y)} << pass_shift;
   });
 }
 
