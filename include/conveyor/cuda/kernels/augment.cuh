@@ -88,12 +88,16 @@ __device__ __forceinline__ std::uint32_t pass_weight(std::uint32_t fixed, int pr
   return min(fixed << (pass_shift - precision), 0xFFFFu);
 }
 
-/// A pass' sum (its byte in bits 16-23, see `pass_shift`) as a float, without a conversion
-/// instruction: the bits of 2^23 + byte, minus 2^23. (A conversion, `I2F.U16` of the sum's high
-/// half, is fewer instructions but runs on a narrow pipe: f32 NHWC 88.4 us a batch against 85.3
-/// on an H200, the others even.)
+/// Where the vertical pass' sums start: half a unit, with 2^23's float bits above. No carry
+/// reaches the top byte (the sums stay below 2^24), so it is still 0x4B when the pass ends and
+/// the sum's float, 2^23 + byte, is one permute away (`sum_float`).
+inline constexpr std::uint32_t output_start = 0x4B000000u | pass_half;
+
+/// The byte of an output sum (see `output_start`) as a float, without a conversion instruction:
+/// the bits of 2^23 + byte, minus 2^23. (A conversion, `I2F.U16` of the sum's high half, is fewer
+/// instructions but runs on a narrow pipe: f32 NHWC 88.4 us a batch against 85.3 on an H200.)
 __device__ __forceinline__ float sum_float(std::uint32_t sum) {
-  return __fsub_rn(__uint_as_float(__byte_perm(sum, 0x4B000000u, 0x7652u)), 8388608.0f);
+  return __fsub_rn(__uint_as_float(__byte_perm(sum, 0u, 0x3442u)), 8388608.0f);
 }
 
 /// Every pixel of a tile's axis gets the same number of taps, `taps` (the largest count among
@@ -409,12 +413,12 @@ __device__ inline void horizontal_pass(const std::uint8_t* first, std::int64_t x
   horizontal_rows_any(first, x_stride, y_stride, wx.taps, w, rows, out);
 }
 
-/// `ops::normalized` of the byte of sum `v` (see `pass_shift`) of channel `c`.
+/// `ops::normalized` of the byte of output sum `v` (see `output_start`) of channel `c`.
 __device__ __forceinline__ float normalized_sum(const ops::OutputParams& params, int c, std::uint32_t v) {
   return fmaf(sum_float(v), params.scale[c], params.bias[c]);
 }
 
-/// `ops::store` of a pixel's three values (sums: bytes in bits 16-23) at element `i` (channel 0) of a
+/// `ops::store` of a pixel's three output sums (see `output_start`) at element `i` (channel 0) of a
 /// sample, channels `channel_step` elements apart; dtype and layout are compile-time. f16 and
 /// bf16 use the hardware's round-to-nearest-even conversions: for finite values, which these
 /// are, they give `ops::to_f16_bits` and `ops::to_bf16_bits`.
@@ -476,9 +480,9 @@ inline constexpr int vertical_columns = D == DType::f32 && L == Layout::NHWC ? 1
 
 /// A thread's output pixels of the tile: `Cols` adjacent columns from `ox` (even when 2), rows
 /// `row`, `row + step`, ... where `step` is the rows between a thread's (`Cols * block_y`).
-/// `combine(t, v)` sets row `t`'s pixels (three sums each, see `pass_shift`), which are then flipped as planned
-/// and stored; with two columns and an even output width the two pixels (flipped or not) are an
-/// aligned pair, stored together.
+/// `combine(t, v)` sets row `t`'s pixels (three output sums each, see `output_start`), which are
+/// then flipped as planned and stored; with two columns and an even output width the two pixels
+/// (flipped or not) are an aligned pair, stored together.
 template <int Cols, DType D, Layout L, class Combine>
 __device__ __forceinline__ void output_columns(const ops::SamplePlan& p, const ops::OutputParams& params,
                                                std::byte* out, int ox, int row, int tile_y0, Combine&& combine) {
@@ -534,7 +538,7 @@ __device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const op
     };
     const int n = Taps > 0 ? Taps : wy.taps;
 #pragma unroll
-    for (int j = 0; j < Cols; ++j) v[j][0] = v[j][1] = v[j][2] = pass_half;
+    for (int j = 0; j < Cols; ++j) v[j][0] = v[j][1] = v[j][2] = output_start;
 #pragma unroll
     for (int m = 0; m < (n + 1) / 2; ++m) {
       const Words a = words[2 * m * stride], b = 2 * m + 1 < n ? words[(2 * m + 1) * stride] : a;
@@ -626,7 +630,7 @@ __device__ void direct_tile(const ops::SamplePlan& p, AxisPrecisions precisions,
       for (int c = 0; c < 3; ++c) acc[c] += static_cast<std::int32_t>(wy[j]) * ops::fixed_to_u8(a[c], precisions.x);
     }
 #pragma unroll
-    for (int c = 0; c < 3; ++c) v[0][c] = std::uint32_t{ops::fixed_to_u8(acc[c], precisions.y)} << pass_shift;
+    for (int c = 0; c < 3; ++c) v[0][c] = output_start | std::uint32_t{ops::fixed_to_u8(acc[c], precisions.y)} << pass_shift;
   });
 }
 
