@@ -181,14 +181,29 @@ using ColumnTile = AxisTile<block_x>;
 using RowTile = AxisTile<tile_rows>;
 static_assert(offsetof(RowTile, pairs) % 16 == 0 && offsetof(ColumnTile, pairs) % 16 == 0);
 
-/// The weight precisions of a sample's axes, for the per-pixel path, which lays out its own
-/// windows (16 bytes, so the tiles after it stay aligned).
-struct alignas(16) AxisPrecisions {
-  int x, y;
+/// How `augment_batch` makes a sample.
+enum class SamplePath : std::uint8_t {
+  separable,    ///< source scale <= separable_scale on both axes
+  direct,       ///< per pixel, laying out its own windows
+  precomputed,  ///< finished on the CPU: copied
 };
 
-/// A batch's tap windows in device memory: per sample, its axes' precisions, its column tiles, then
-/// its row tiles (separable samples only). `bytes` says how much memory a batch needs.
+/// What `augment_batch` needs of a sample's plan, as `layout_taps` leaves it: a few loads from
+/// one 32-byte record instead of a dozen of the plan's fields, each with its address made anew
+/// (about 45 instructions less per warp). Strides fit 32 bits: a JPEG row is at most 65,535
+/// pixels.
+struct alignas(16) SampleHeader {
+  std::int64_t box;  ///< arena offset of the crop box's first pixel (the output, if precomputed)
+  std::int32_t x_stride, y_stride;
+  std::int32_t out_width, out_height;
+  SamplePath path;
+  bool flip;
+  std::uint8_t precision_x, precision_y;  ///< of the axes' weights (`ops::axis_precision`)
+};
+static_assert(sizeof(SampleHeader) == 32, "the tiles after it stay 16-byte aligned");
+
+/// A batch's tap windows in device memory: per sample, its header, its column tiles, then its row
+/// tiles (separable samples only). `bytes` says how much memory a batch needs.
 struct TapTable {
   std::byte* data = nullptr;
   int tiles_x = 0, tiles_y = 0;
@@ -200,16 +215,16 @@ struct TapTable {
     return count * TapTable(nullptr, out_width, out_height).sample_bytes();
   }
   [[nodiscard]] __host__ __device__ std::size_t sample_bytes() const {
-    return sizeof(AxisPrecisions) + std::size_t(tiles_x) * sizeof(ColumnTile) + std::size_t(tiles_y) * sizeof(RowTile);
+    return sizeof(SampleHeader) + std::size_t(tiles_x) * sizeof(ColumnTile) + std::size_t(tiles_y) * sizeof(RowTile);
   }
-  [[nodiscard]] __device__ AxisPrecisions& precisions(int sample) const {
-    return *reinterpret_cast<AxisPrecisions*>(data + sample * sample_bytes());
+  [[nodiscard]] __device__ SampleHeader& header(int sample) const {
+    return *reinterpret_cast<SampleHeader*>(data + sample * sample_bytes());
   }
   [[nodiscard]] __device__ ColumnTile& columns(int sample, int tile) const {
-    return reinterpret_cast<ColumnTile*>(data + sample * sample_bytes() + sizeof(AxisPrecisions))[tile];
+    return reinterpret_cast<ColumnTile*>(data + sample * sample_bytes() + sizeof(SampleHeader))[tile];
   }
   [[nodiscard]] __device__ RowTile& rows(int sample, int tile) const {
-    return reinterpret_cast<RowTile*>(data + sample * sample_bytes() + sizeof(AxisPrecisions) +
+    return reinterpret_cast<RowTile*>(data + sample * sample_bytes() + sizeof(SampleHeader) +
                                       std::size_t(tiles_x) * sizeof(ColumnTile))[tile];
   }
 };
@@ -217,8 +232,8 @@ struct TapTable {
 inline constexpr int layout_warps = 8;  ///< warps per block of `layout_taps`
 
 /// grid (samples), block (block_x, Warps): the block finds the weight precision of the sample's
-/// axes (the least over every resized pixel, as `ops::axis_precision`), then, for a separable
-/// sample, each warp lays out column and row tiles in turn. (A template, as every kernel here: a
+/// axes (the least over every resized pixel, as `ops::axis_precision`) and writes its header,
+/// then, for a separable sample, each warp lays out column and row tiles in turn. (A template, as every kernel here: a
 /// header's plain kernel would be defined again by each translation unit that includes it.)
 template <int Warps>
 __global__ void __launch_bounds__(block_x* Warps)
@@ -226,8 +241,12 @@ __global__ void __launch_bounds__(block_x* Warps)
   __shared__ int precision[2];
   const int sample = static_cast<int>(blockIdx.x);
   const ops::SamplePlan p = plans[sample];
-  if (p.precomputed) return;
   const int thread = static_cast<int>(threadIdx.y * block_x + threadIdx.x);
+  if (p.precomputed) {
+    if (thread == 0)
+      table.header(sample) = {p.src.offset, 0, 0, p.out_width, p.out_height, SamplePath::precomputed, p.flip != 0, 0, 0};
+    return;
+  }
   if (thread < 2) precision[thread] = 22;
   __syncthreads();
   int px = 22, py = 22;
@@ -239,8 +258,18 @@ __global__ void __launch_bounds__(block_x* Warps)
   py = __reduce_min_sync(0xFFFFFFFFu, py);
   if (threadIdx.x == 0) atomicMin(&precision[0], px), atomicMin(&precision[1], py);
   __syncthreads();
-  if (thread == 0) table.precisions(sample) = {precision[0], precision[1]};
-  if (!detail::separable(p)) return;
+  const bool separable = detail::separable(p);
+  if (thread == 0)
+    table.header(sample) = {p.src.offset + p.x.src_begin * p.src.x_stride + p.y.src_begin * p.src.y_stride,
+                            static_cast<std::int32_t>(p.src.x_stride),
+                            static_cast<std::int32_t>(p.src.y_stride),
+                            p.out_width,
+                            p.out_height,
+                            separable ? SamplePath::separable : SamplePath::direct,
+                            p.flip != 0,
+                            static_cast<std::uint8_t>(precision[0]),
+                            static_cast<std::uint8_t>(precision[1])};
+  if (!separable) return;
   for (int k = static_cast<int>(threadIdx.y); k < table.tiles_x + table.tiles_y; k += Warps) {
     if (k < table.tiles_x) {
       ColumnTile& t = table.columns(sample, k);
@@ -279,16 +308,17 @@ inline constexpr std::size_t shared_bytes = std::max(sizeof(SeparableShared), si
 /// Warps 0-3 lay out the tile's column windows, warps 4-7 its row windows, each warp of a group
 /// every fourth tap's weights (so the block waits for a quarter of each pixel's divisions), then
 /// the block syncs.
-__device__ inline void tile_taps(const ops::SamplePlan& p, AxisPrecisions precisions, int tile_y0, DirectShared& s) {
+__device__ inline void tile_taps(const ops::SamplePlan& p, int precision_x, int precision_y, int tile_y0,
+                                DirectShared& s) {
   static_assert(block_y == 8 && tile_rows % block_x == 0, "two groups of four warps, whole warps of rows");
   const int warp = static_cast<int>(threadIdx.y), part = warp % 4;
   if (warp < 4) {
     const int x0 = static_cast<int>(blockIdx.x) * block_x;
     const TapWindows w =
-        uniform_taps<1, false>(p.x, precisions.x, x0, p.out_width, s.start_x, s.weights_x, block_x, 1, part, 4);
+        uniform_taps<1, false>(p.x, precision_x, x0, p.out_width, s.start_x, s.weights_x, block_x, 1, part, 4);
     if (warp == 0 && threadIdx.x == 0) s.wx = w;
   } else {
-    const TapWindows w = uniform_taps<tile_rows / block_x, false>(p.y, precisions.y, tile_y0, p.out_height, s.start_y,
+    const TapWindows w = uniform_taps<tile_rows / block_x, false>(p.y, precision_y, tile_y0, p.out_height, s.start_y,
                                                                   s.weights_y, 1, max_taps, part, 4);
     if (warp == 4 && threadIdx.x == 0) s.wy = w;
   }
@@ -484,12 +514,12 @@ inline constexpr int vertical_columns = D == DType::f32 && L == Layout::NHWC ? 1
 /// then flipped as planned and stored; with two columns and an even output width the two pixels
 /// (flipped or not) are an aligned pair, stored together.
 template <int Cols, DType D, Layout L, class Combine>
-__device__ __forceinline__ void output_columns(const ops::SamplePlan& p, const ops::OutputParams& params,
+__device__ __forceinline__ void output_columns(const SampleHeader& h, const ops::OutputParams& params,
                                                std::byte* out, int ox, int row, int tile_y0, Combine&& combine) {
   static_assert(Cols == 1 || Cols == 2, "one column or a pair");
   constexpr int step = Cols * block_y;
-  const int dx = p.flip ? p.out_width - 1 - ox : ox;
-  const int channel_step = L == Layout::NCHW ? p.out_width * p.out_height : 1;
+  const int dx = h.flip ? h.out_width - 1 - ox : ox;
+  const int channel_step = L == Layout::NCHW ? h.out_width * h.out_height : 1;
   const auto store = [&](int pixel, const std::uint32_t v[3]) {
     store_pixel<D>(out, params, L == Layout::NCHW ? pixel : pixel * 3, channel_step, v);
   };
@@ -497,18 +527,18 @@ __device__ __forceinline__ void output_columns(const ops::SamplePlan& p, const o
   for (int k = 0; k < tile_rows / step; ++k) {
     const int t = row + k * step;
     const int oy = tile_y0 + t;
-    if (oy >= p.out_height) break;
+    if (oy >= h.out_height) break;
     std::uint32_t v[Cols][3];
     combine(t, v);
-    const int pixel = oy * p.out_width + dx;
+    const int pixel = oy * h.out_width + dx;
     if constexpr (Cols == 1) {
       store(pixel, v[0]);
-    } else if ((p.out_width & 1) == 0) {
-      if (p.flip) store_pair<D, L>(out, params, pixel - 1, channel_step, v[1], v[0]);
+    } else if ((h.out_width & 1) == 0) {
+      if (h.flip) store_pair<D, L>(out, params, pixel - 1, channel_step, v[1], v[0]);
       else store_pair<D, L>(out, params, pixel, channel_step, v[0], v[1]);
     } else {
       store(pixel, v[0]);
-      if (ox + 1 < p.out_width) store(p.flip ? pixel - 1 : pixel + 1, v[1]);
+      if (ox + 1 < h.out_width) store(h.flip ? pixel - 1 : pixel + 1, v[1]);
     }
   }
 }
@@ -519,12 +549,12 @@ __device__ __forceinline__ void output_columns(const ops::SamplePlan& p, const o
 /// Per pair of rows, one load per row fetches every column, and per column one permute gathers
 /// both rows' red and green bytes, one their blue ones. No clamp, as in `horizontal_rows`.
 template <int Cols, int Taps, DType D, Layout L>
-__device__ __forceinline__ void vertical_rows(const ops::SamplePlan& p, const ops::OutputParams& params, std::byte* out,
+__device__ __forceinline__ void vertical_rows(const SampleHeader& h, const ops::OutputParams& params, std::byte* out,
                                               int ox, int column, int row, int tile_y0, TapWindows wy,
                                               const SeparableShared& s) {
   using Words = std::conditional_t<Cols == 1, std::uint32_t, uint2>;
   constexpr int stride = block_x / Cols;  // a source row, in Words
-  output_columns<Cols, D, L>(p, params, out, ox, row, tile_y0, [&](int t, std::uint32_t (&v)[Cols][3]) {
+  output_columns<Cols, D, L>(h, params, out, ox, row, tile_y0, [&](int t, std::uint32_t (&v)[Cols][3]) {
     const std::uint32_t* pairs = s.pairs_y + t * separable_pairs;
     const uint4 p4 = *reinterpret_cast<const uint4*>(pairs);  // a row's weights in one load
     const auto weights = [&](int m) {  // compile-time m where the loop unrolls
@@ -569,7 +599,7 @@ struct TileWindows {
 
 /// The separable path, for one block's tile, with its windows from `layout_taps`.
 template <DType D, Layout L>
-__device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src, std::byte* out,
+__device__ void separable_tile(const SampleHeader& h, const std::uint8_t* box, std::byte* out,
                                const ops::OutputParams& params, int tile_y0, TileWindows windows,
                                const ColumnTile& columns, const RowTile& row_tile, SeparableShared& s) {
   // The row windows go to shared memory for the vertical pass, after the barrier between passes.
@@ -585,52 +615,53 @@ __device__ void separable_tile(const ops::SamplePlan& p, const std::uint8_t* src
   const TapWindows wx = windows.wx, wy = windows.wy;
   const int rows = wy.taps > 0 ? wy.hi - wy.lo : 0;
   // Horizontal pass: warps take whole source rows, 32 consecutive columns each.
-  const std::uint8_t* first = src + std::int64_t{p.x.src_begin + windows.start_x} * p.src.x_stride +
-                              std::int64_t{p.y.src_begin + wy.lo} * p.src.y_stride;
-  horizontal_pass(first, p.src.x_stride, p.src.y_stride, wx, columns.pairs + threadIdx.x, rows, s.rows);
+  const std::uint8_t* first =
+      box + std::int64_t{windows.start_x} * h.x_stride + std::int64_t{wy.lo} * h.y_stride;
+  horizontal_pass(first, h.x_stride, h.y_stride, wx, columns.pairs + threadIdx.x, rows, s.rows);
   __pipeline_wait_prior(0);
   __syncthreads();
   // Vertical pass: each thread combines the rows of its columns' output rows.
   constexpr int cols = vertical_columns<D, L>;
   const int column = cols * (thread % (block_x / cols)), row = thread / (block_x / cols);
   const int ox = static_cast<int>(blockIdx.x) * block_x + column;
-  if (ox >= p.out_width) return;
+  if (ox >= h.out_width) return;
   switch (wy.taps) {
 #define CONVEYOR_TAPS_CASE(n) \
-  case n: vertical_rows<cols, n, D, L>(p, params, out, ox, column, row, tile_y0, wy, s); break;
+  case n: vertical_rows<cols, n, D, L>(h, params, out, ox, column, row, tile_y0, wy, s); break;
     CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
     CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
 #undef CONVEYOR_TAPS_CASE
-    default: vertical_rows<cols, -1, D, L>(p, params, out, ox, column, row, tile_y0, wy, s); break;
+    default: vertical_rows<cols, -1, D, L>(h, params, out, ox, column, row, tile_y0, wy, s); break;
   }
 }
 
 /// The per-pixel path (source scale > separable_scale on an axis): each output pixel filters its
 /// own rows, as the CPU's loops do (up to 66 taps: the sums clamp).
 template <DType D, Layout L>
-__device__ void direct_tile(const ops::SamplePlan& p, AxisPrecisions precisions, const std::uint8_t* src,
+__device__ void direct_tile(const ops::SamplePlan& p, const SampleHeader& h, const std::uint8_t* src,
                             std::byte* out, const ops::OutputParams& params, int ox, int tile_y0, DirectShared& s) {
-  tile_taps(p, precisions, tile_y0, s);
+  const int px = h.precision_x, py = h.precision_y;
+  tile_taps(p, px, py, tile_y0, s);
   if (ox >= p.out_width) return;
   const int tx = s.wx.taps, ty = s.wy.taps;
   const std::uint32_t* wx = s.weights_x + threadIdx.x;
   const std::uint8_t* column = src + std::int64_t{p.x.src_begin + s.start_x[threadIdx.x]} * p.src.x_stride;
-  output_columns<1, D, L>(p, params, out, ox, static_cast<int>(threadIdx.y), tile_y0, [&](int t, std::uint32_t (&v)[1][3]) {
+  output_columns<1, D, L>(h, params, out, ox, static_cast<int>(threadIdx.y), tile_y0, [&](int t, std::uint32_t (&v)[1][3]) {
     const std::uint32_t* wy = s.weights_y + t * max_taps;
     std::int32_t acc[3];
-    acc[0] = acc[1] = acc[2] = ops::fixed_half(precisions.y);
+    acc[0] = acc[1] = acc[2] = ops::fixed_half(py);
     for (int j = 0; j < ty; ++j) {
       const std::uint8_t* q = column + std::int64_t{p.y.src_begin + s.start_y[t] + j} * p.src.y_stride;
       std::int32_t a[3];
-      a[0] = a[1] = a[2] = ops::fixed_half(precisions.x);
+      a[0] = a[1] = a[2] = ops::fixed_half(px);
       for (int i = 0; i < tx; ++i)
 #pragma unroll
         for (int c = 0; c < 3; ++c) a[c] += static_cast<std::int32_t>(wx[i * block_x]) * q[i * p.src.x_stride + c];
 #pragma unroll
-      for (int c = 0; c < 3; ++c) acc[c] += static_cast<std::int32_t>(wy[j]) * ops::fixed_to_u8(a[c], precisions.x);
+      for (int c = 0; c < 3; ++c) acc[c] += static_cast<std::int32_t>(wy[j]) * ops::fixed_to_u8(a[c], px);
     }
 #pragma unroll
-    for (int c = 0; c < 3; ++c) v[0][c] = output_start | std::uint32_t{ops::fixed_to_u8(acc[c], precisions.y)} << pass_shift;
+    for (int c = 0; c < 3; ++c) v[0][c] = output_start | std::uint32_t{ops::fixed_to_u8(acc[c], py)} << pass_shift;
   });
 }
 
@@ -657,35 +688,34 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
   __shared__ alignas(16) unsigned char shared[detail::shared_bytes];
 
   const int sample = static_cast<int>(blockIdx.z);
-  // Loaded with the plan rather than after it (the addresses need only the block's place), so a
-  // tile waits for one round trip before its first row loads, not two: 3 % on an H200.
+  // Loaded with the header rather than after it (the addresses need only the block's place), so
+  // a tile waits for one round trip before its first row loads, not two: 3 % on an H200.
   const detail::TileWindows windows = detail::TileWindows::load(table, sample);
-  const ops::SamplePlan p = plans[sample];
+  const SampleHeader h = table.header(sample);
   const int ox = static_cast<int>(blockIdx.x) * block_x + static_cast<int>(threadIdx.x);
   const int tile_y0 = static_cast<int>(blockIdx.y) * tile_rows;
   std::byte* sample_out = out + sample * sample_bytes;
-  const auto* src = reinterpret_cast<const std::uint8_t*>(arena + p.src.offset);
 
-  if (p.precomputed) {  // finished on the CPU: copy it (uniform per block, so no barrier is skipped)
+  // The path is uniform per block, so no barrier is skipped.
+  if (h.path == SamplePath::separable) {
+    detail::separable_tile<D, L>(h, reinterpret_cast<const std::uint8_t*>(arena + h.box), sample_out, params, tile_y0,
+                                 windows, table.columns(sample, static_cast<int>(blockIdx.x)),
+                                 table.rows(sample, static_cast<int>(blockIdx.y)),
+                                 *reinterpret_cast<detail::SeparableShared*>(shared));
+  } else if (h.path == SamplePath::direct) {
+    const ops::SamplePlan& p = plans[sample];
+    detail::direct_tile<D, L>(p, h, reinterpret_cast<const std::uint8_t*>(arena + p.src.offset), sample_out, params, ox,
+                              tile_y0, *reinterpret_cast<detail::DirectShared*>(shared));
+  } else {
     constexpr int esize = static_cast<int>(dtype_size(D));
     for (int k = 0; k < tile_rows / block_y; ++k) {
       const int oy = tile_y0 + static_cast<int>(threadIdx.y) + k * block_y;
-      if (ox < p.out_width && oy < p.out_height)
+      if (ox < h.out_width && oy < h.out_height)
         for (int c = 0; c < 3; ++c)
-          detail::copy_element(sample_out, arena + p.src.offset,
-                               ops::element_index(L, c, oy, ox, p.out_height, p.out_width), esize);
+          detail::copy_element(sample_out, arena + h.box, ops::element_index(L, c, oy, ox, h.out_height, h.out_width),
+                               esize);
     }
-    return;
   }
-  if (detail::separable(p))
-    detail::separable_tile<D, L>(p, src, sample_out, params, tile_y0,
-                                 windows,
-                                 table.columns(sample, static_cast<int>(blockIdx.x)),
-                                 table.rows(sample, static_cast<int>(blockIdx.y)),
-                                 *reinterpret_cast<detail::SeparableShared*>(shared));
-  else
-    detail::direct_tile<D, L>(p, table.precisions(sample), src, sample_out, params, ox, tile_y0,
-                              *reinterpret_cast<detail::DirectShared*>(shared));
 }
 
 /// Calls `f` with the `augment_batch` instantiation for `params`' dtype and layout.
