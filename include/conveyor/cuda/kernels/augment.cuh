@@ -7,9 +7,10 @@
 /// Each block makes a 32 x 64 tile of one sample. Usually (source scale <= 3.5 on both axes; DCT-
 /// scaled decoding leaves at most 2) it runs separably like the CPU: the horizontal pass of every
 /// source row the tile needs goes to shared memory once, rounded to u8, then each thread combines
-/// the rows of its output pixels (two adjacent columns, see `vertical_columns`). Larger scales, whose rows would not fit, take the per-pixel path; both give the same
-/// bits. Every pixel of a tile gets the same number of taps (see `TapWindows`), so the tap loops
-/// unroll with the weights in registers. A small kernel lays out the windows once per batch
+/// the rows of its output pixels (two adjacent columns, see `vertical_columns`). Larger scales,
+/// whose rows would not fit, take the per-pixel path; both give the same bits. Every pixel of a
+/// tile gets the same number of taps (see `TapWindows`), so the tap loops unroll with the weights
+/// in registers. A small kernel lays out the windows and a header per sample once per batch
 /// beforehand (`layout_taps`; the CUDA backend runs it on its load stream, after the upload), so
 /// the tiles start filtering at once instead of computing weights and waiting at a barrier.
 ///
@@ -17,8 +18,8 @@
 /// one instruction. A byte permute pairs a channel's bytes of two taps, so two taps of three
 /// channels cost two permutes and three `dp2a` (six float instructions per tap and channel when
 /// the arithmetic was fp32). On an H200 the kernel is still bound by instruction issue, mostly in
-/// the horizontal pass: staging the source rows through shared memory, which removed its load
-/// waits at the cost of about 30 instructions a row, measured 20-25 % slower.
+/// the horizontal pass, with L2 83 % busy: staging the source rows through shared memory, which
+/// removed its load waits at the cost of about 30 instructions a row, measured 20-25 % slower.
 
 #include <conveyor/config.hpp>
 
@@ -678,8 +679,8 @@ __device__ inline void copy_element(std::byte* dst, const std::byte* src, std::i
 
 /// grid (tiles across, tiles down, samples), block (block_x, block_y), after `layout_taps` has
 /// filled `table` for the same plans. Six blocks per SM (40 registers, a few values spilled
-/// outside the tap loops): on an H200 with 32-row tiles and the windows laid out in the tile,
-/// 135 us a batch against 142 at five blocks (48 registers, no spills) and 158 at four.
+/// outside the tap loops): on an H200, 70-71 us a bf16 batch against 76 at five blocks (48
+/// registers, fewer spills); 135 against 142 and 158 at four in an earlier form.
 template <DType D, Layout L>
 __global__ void __launch_bounds__(block_x* block_y, 6)
     augment_batch(const std::byte* __restrict__ arena, const ops::SamplePlan* __restrict__ plans, TapTable table,
