@@ -234,8 +234,9 @@ inline constexpr int layout_warps = 8;  ///< warps per block of `layout_taps`
 
 /// grid (samples), block (block_x, Warps): the block finds the weight precision of the sample's
 /// axes (the least over every resized pixel, as `ops::axis_precision`) and writes its header,
-/// then, for a separable sample, each warp lays out column and row tiles in turn. (A template, as every kernel here: a
-/// header's plain kernel would be defined again by each translation unit that includes it.)
+/// then, for a separable sample, each warp lays out column and row tiles in turn. (A template, as
+/// every kernel here: a header's plain kernel would be defined again by each translation unit
+/// that includes it.)
 template <int Warps>
 __global__ void __launch_bounds__(block_x* Warps)
     layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table) {
