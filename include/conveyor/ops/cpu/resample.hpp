@@ -57,7 +57,7 @@ inline int axis_weights(const AxisPlan& a, std::int32_t n, std::vector<AxisTaps>
 /// has w_j+1 = 0). `pair_sums` reads 8 bytes a pair, 2 of them from pixel j + 2, so a column
 /// qualifies when that pixel is inside the source row and pixels are 3 bytes apart; the others
 /// (`at[o]` = -1) take the scalar loop. The weights fit int16: `weight_precision` keeps them
-/// below 2^14.
+/// at most 2^14 (a weight of one at 14 fraction bits).
 inline void pair_weights(const SamplePlan& plan, const std::vector<AxisTaps>& taps, const std::vector<std::int32_t>& w,
                          const std::vector<std::int32_t>& w_at, std::vector<std::int16_t>& pairs,
                          std::vector<std::int32_t>& at) {
