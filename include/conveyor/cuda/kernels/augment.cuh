@@ -17,9 +17,11 @@
 /// The tap loops are built around `dp2a`: two 16-bit weights times two bytes plus a 32-bit sum in
 /// one instruction. A byte permute pairs a channel's bytes of two taps, so two taps of three
 /// channels cost two permutes and three `dp2a` (six float instructions per tap and channel when
-/// the arithmetic was fp32). On an H200 the kernel is still bound by instruction issue, mostly in
-/// the horizontal pass, with L2 83 % busy: staging the source rows through shared memory, which
-/// removed its load waits at the cost of about 30 instructions a row, measured 20-25 % slower.
+/// the arithmetic was fp32). On an H200 the horizontal pass bounds the kernel, by its instructions
+/// and by its row loads' latency, which its loop hides four rows deep: without any source loads it
+/// takes 83 % of the time, and variants with fewer instructions but longer dependency chains or
+/// fewer loads in flight, or with the rows staged through shared memory, measured slower
+/// (`benchmarks/RESULTS.md`).
 
 #include <conveyor/config.hpp>
 
