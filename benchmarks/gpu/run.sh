@@ -7,12 +7,14 @@
 # distributed example where there are two GPUs, and print a summary table last. Logs go to $OUT
 # (or ./gpu-check-out).
 #
-#   benchmarks/gpu/run.sh [all|check|perf|distributed]     # from the repository root; default all
+#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile]  # from the repository root; default all
 #
 # check: the tests, the sanitizers, the checksums, the distributed and libtorch examples;
 # perf: throughput, the kernel against the copy ceiling, the DataLoader comparison, decoding;
-# distributed: only the distributed example, on every GPU (with launch.sh, and torchrun if there).
-# check and perf take 5-8 minutes each on an H200 with 16 cores.
+# distributed: only the distributed example, on every GPU (with launch.sh, and torchrun if there);
+# profile (not part of all): Nsight Compute counters of one fused-kernel launch per dtype, as
+# RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
+# check and perf take 5-8 minutes each on an H200 with 16 cores, profile about 2.
 #
 # Build dependencies the machine lacks (Catch2, Google Benchmark) are found through
 # CONVEYOR_DEPS (default .device-deps, made by the shared device-deps tool); real test images
@@ -28,7 +30,7 @@ export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build=build-gpu
 part=${1:-all}
-case $part in all | check | perf | distributed) ;; *) echo "usage: $0 [all|check|perf|distributed]" >&2; exit 2 ;; esac
+case $part in all | check | perf | distributed | profile) ;; *) echo "usage: $0 [all|check|perf|distributed|profile]" >&2; exit 2 ;; esac
 want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 declare -A result
 
@@ -63,13 +65,14 @@ step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -
 [ "${result[configure]}" = "${result[configure]#pass}" ] && tail -n 30 "$logs/configure.log"
 targets=()
 [ "$part" = distributed ] && targets=(--target conveyor-distributed conveyor-make-dataset)
+[ "$part" = profile ] && targets=(--target bench_pipeline)
 step build cmake --build $build -j "$(nproc)" "${targets[@]}"
 [ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
 bench=$build/tools/conveyor-bench
 # ImageNet-like sets cut from the test photos: 100 classes for throughput, 10 for training.
 inet=/tmp/conveyor-imagenet-like
 inet10=/tmp/conveyor-10-classes
-if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
+if [ -d "$CONVEYOR_TEST_DATA/photos" ] && [ "$part" != profile ]; then
   [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
     --out "$inet" --count 5000 --classes 100 --seed 1
   [ -d "$inet10" ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
@@ -152,6 +155,22 @@ if want perf && [ -d "$inet" ]; then
   if [ -x "$build/benchmarks/bench_decode" ]; then
     step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
   fi
+fi
+
+# Nsight Compute on one launch of the fused kernel per dtype (the benchmark's synthetic windows),
+# at the GPU's own clocks, so the times stay comparable with the benchmark's.
+if [ "$part" = profile ]; then
+  metrics=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active
+  metrics+=,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum
+  metrics+=,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum
+  metrics+=,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
+  for kernel in bf16/nchw u8/nchw f32/nhwc; do
+    name=profile_${kernel/\//_}
+    ncu --clock-control none -k regex:augment_batch -c 1 --metrics "$metrics" "$build/benchmarks/bench_pipeline" \
+      --data examples/data/samples --benchmark_filter="^kernel/$kernel/" --benchmark_min_time=0.02 > "$logs/$name.log" 2>&1
+    result[$name]=$(grep -E '^ +(gpu|smsp|lts|l1tex)__' "$logs/$name.log" | awk '{printf "%s %s; ", $1, $NF}')
+    [ -n "${result[$name]}" ] || result[$name]=FAIL
+  done
 fi
 
 {
