@@ -18,10 +18,10 @@
 /// one instruction. A byte permute pairs a channel's bytes of two taps, so two taps of three
 /// channels cost two permutes and three `dp2a` (six float instructions per tap and channel when
 /// the arithmetic was fp32). On an H200 the horizontal pass bounds the kernel, by its instructions
-/// and by its row loads' latency, which its loop hides four rows deep: without any source loads it
-/// takes 83 % of the time, and variants with fewer instructions but longer dependency chains or
-/// fewer loads in flight, or with the rows staged through shared memory, measured slower
-/// (`benchmarks/RESULTS.md`).
+/// and by its row loads' latency, which its loop hides four rows deep: with no source loads at all
+/// the u8 kernel still takes 83 % of its time, and variants with fewer instructions but longer
+/// dependency chains, fewer loads in flight or more L1 lookups (rows staged through shared memory,
+/// the pass on the tensor cores) measured slower (`benchmarks/RESULTS.md`).
 
 #include <conveyor/config.hpp>
 
