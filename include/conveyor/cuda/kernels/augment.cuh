@@ -7,10 +7,10 @@
 /// Each block makes a 32 x 64 tile of one sample. Usually (source scale <= 3.5 on both axes; DCT-
 /// scaled decoding leaves at most 2) it runs separably like the CPU: the horizontal pass of every
 /// source row the tile needs goes to shared memory once, rounded to u8, then each thread combines
-/// the rows of its output pixels (two adjacent columns, see `vertical_columns`). Larger scales,
-/// whose rows would not fit, take the per-pixel path; both give the same bits. Every pixel of a
-/// tile gets the same number of taps (see `TapWindows`), so the tap loops unroll with the weights
-/// in registers. A small kernel lays out the windows and a header per sample once per batch
+/// the rows of its output pixels (up to four adjacent columns, see `vertical_columns`). Larger
+/// scales, whose rows would not fit, take the per-pixel path; both give the same bits. Every pixel
+/// of a tile gets the same number of taps (see `TapWindows`), so the tap loops unroll with the
+/// weights in registers. A small kernel lays out the windows and a header per sample once per batch
 /// beforehand (`layout_taps`; the CUDA backend runs it on its load stream, after the upload), so
 /// the tiles start filtering at once instead of computing weights and waiting at a barrier.
 ///
@@ -505,22 +505,84 @@ __device__ __forceinline__ void store_pair(std::byte* out, const ops::OutputPara
   }
 }
 
-/// Output columns a thread of the separable path's vertical pass makes: two side by side, so a
-/// row's weights, window and store address serve both and the stores pair up (on an H200, bf16
-/// NCHW 75.7 -> 73.1 us a batch, u8 NCHW 74.5 -> 66.2). f32 NHWC keeps one: its pairs are
-/// 24 bytes a lane, and those stores measured slower (92.5 us) than 12-byte pixels (86.5).
-template <DType D, Layout L>
-inline constexpr int vertical_columns = D == DType::f32 && L == Layout::NHWC ? 1 : 2;
+/// `ops::store` of four values that lie side by side in the output, `v[k]` of channel `c[k]`,
+/// from element `e` (a multiple of four, so they are an aligned vector): one store.
+template <DType D>
+__device__ __forceinline__ void store_four(std::byte* out, const ops::OutputParams& params, int e,
+                                           const std::uint32_t (&v)[4], const int (&c)[4]) {
+  const unsigned at = static_cast<unsigned>(e) / 4;
+  if constexpr (D == DType::u8) {
+    reinterpret_cast<std::uint32_t*>(out)[at] =
+        __byte_perm(__byte_perm(v[0], v[1], 0x0062u), __byte_perm(v[2], v[3], 0x0062u), 0x5410u);
+  } else {
+    float x[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) x[k] = normalized_sum(params, c[k], v[k]);
+    if constexpr (D == DType::f32) {
+      reinterpret_cast<float4*>(out)[at] = make_float4(x[0], x[1], x[2], x[3]);
+    } else {
+      const auto two = [&](float a, float b) {
+        std::uint32_t u;
+        if constexpr (D == DType::f16) {
+          const __half2 h = __floats2half2_rn(a, b);
+          __builtin_memcpy(&u, &h, sizeof u);
+        } else {
+          const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+          __builtin_memcpy(&u, &h, sizeof u);
+        }
+        return u;
+      };
+      reinterpret_cast<uint2*>(out)[at] = make_uint2(two(x[0], x[1]), two(x[2], x[3]));
+    }
+  }
+}
 
-/// A thread's output pixels of the tile: `Cols` adjacent columns from `ox` (even when 2), rows
-/// `row`, `row + step`, ... where `step` is the rows between a thread's (`Cols * block_y`).
+/// Stores four pixels (three values each) side by side from pixel `pixel` (a multiple of four) of
+/// a sample whose pixel count is one too, the k-th of them `p[Reverse ? 3 - k : k]`: one vector
+/// store per channel (NCHW) or three across the pixels' twelve values (NHWC).
+template <DType D, Layout L, bool Reverse>
+__device__ __forceinline__ void store_quad(std::byte* out, const ops::OutputParams& params, int pixel,
+                                           int channel_step, const std::uint32_t (&p)[4][3]) {
+  const auto value = [&](int k, int c) { return p[Reverse ? 3 - k : k][c]; };
+  if constexpr (L == Layout::NCHW) {
+#pragma unroll
+    for (int c = 0; c < 3; ++c)
+      store_four<D>(out, params, pixel + c * channel_step, {value(0, c), value(1, c), value(2, c), value(3, c)},
+                    {c, c, c, c});
+  } else {
+#pragma unroll
+    for (int g = 0; g < 3; ++g) {
+      std::uint32_t v[4];
+      int c[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = value((4 * g + k) / 3, (4 * g + k) % 3), c[k] = (4 * g + k) % 3;
+      store_four<D>(out, params, 3 * pixel + 4 * g, v, c);
+    }
+  }
+}
+
+/// Output columns a thread of the separable path's vertical pass makes, side by side, so a row's
+/// weights, window and store addresses serve them all and the stores are vectors. On an H200 (us
+/// a batch): two columns instead of one made bf16 NCHW 75.7 -> 73.1 and u8 NCHW 74.5 -> 66.2; four
+/// instead of two, bf16 NCHW 66.5-67.0 -> 64.9-65.1, u8 NCHW 59.4-60.3 -> 58.2-58.7, u8 NHWC
+/// 61.3-61.8 -> 58.0-59.1, but bf16 NHWC 67.5-68.9 -> 70.0-70.7 (a lane's 24 bytes in three
+/// 8-byte stores) and f32 NCHW no faster. f32 NHWC keeps one: its pairs are 24 bytes a lane, and
+/// those stores measured slower (92.5) than 12-byte pixels (86.5).
+template <DType D, Layout L>
+inline constexpr int vertical_columns = L == Layout::NCHW ? (D == DType::f32 ? 2 : 4)
+                                        : D == DType::u8  ? 4
+                                        : D == DType::f32 ? 1
+                                                          : 2;
+
+/// A thread's output pixels of the tile: `Cols` adjacent columns from `ox` (a multiple of `Cols`),
+/// rows `row`, `row + step`, ... where `step` is the rows between a thread's (`Cols * block_y`).
 /// `combine(t, v)` sets row `t`'s pixels (three output sums each, see `output_start`), which are
-/// then flipped as planned and stored; with two columns and an even output width the two pixels
-/// (flipped or not) are an aligned pair, stored together.
+/// then flipped as planned and stored; where the output width is a multiple of `Cols` the pixels
+/// (flipped or not) are an aligned run, stored together.
 template <int Cols, DType D, Layout L, class Combine>
 __device__ __forceinline__ void output_columns(const SampleHeader& h, const ops::OutputParams& params,
                                                std::byte* out, int ox, int row, int tile_y0, Combine&& combine) {
-  static_assert(Cols == 1 || Cols == 2, "one column or a pair");
+  static_assert(Cols == 1 || Cols == 2 || Cols == 4, "one column, a pair or four");
   constexpr int step = Cols * block_y;
   const int dx = h.flip ? h.out_width - 1 - ox : ox;
   const int channel_step = L == Layout::NCHW ? h.out_width * h.out_height : 1;
@@ -537,12 +599,18 @@ __device__ __forceinline__ void output_columns(const SampleHeader& h, const ops:
     const int pixel = oy * h.out_width + dx;
     if constexpr (Cols == 1) {
       store(pixel, v[0]);
-    } else if ((h.out_width & 1) == 0) {
-      if (h.flip) store_pair<D, L>(out, params, pixel - 1, channel_step, v[1], v[0]);
-      else store_pair<D, L>(out, params, pixel, channel_step, v[0], v[1]);
+    } else if (h.out_width % Cols == 0) {
+      if constexpr (Cols == 2) {
+        if (h.flip) store_pair<D, L>(out, params, pixel - 1, channel_step, v[1], v[0]);
+        else store_pair<D, L>(out, params, pixel, channel_step, v[0], v[1]);
+      } else {
+        if (h.flip) store_quad<D, L, true>(out, params, pixel - 3, channel_step, v);
+        else store_quad<D, L, false>(out, params, pixel, channel_step, v);
+      }
     } else {
-      store(pixel, v[0]);
-      if (ox + 1 < h.out_width) store(h.flip ? pixel - 1 : pixel + 1, v[1]);
+#pragma unroll
+      for (int j = 0; j < Cols; ++j)
+        if (ox + j < h.out_width) store(h.flip ? pixel - j : pixel + j, v[j]);
     }
   }
 }
@@ -556,7 +624,7 @@ template <int Cols, int Taps, DType D, Layout L>
 __device__ __forceinline__ void vertical_rows(const SampleHeader& h, const ops::OutputParams& params, std::byte* out,
                                               int ox, int column, int row, int tile_y0, TapWindows wy,
                                               const SeparableShared& s) {
-  using Words = std::conditional_t<Cols == 1, std::uint32_t, uint2>;
+  using Words = std::conditional_t<Cols == 1, std::uint32_t, std::conditional_t<Cols == 2, uint2, uint4>>;
   constexpr int stride = block_x / Cols;  // a source row, in Words
   output_columns<Cols, D, L>(h, params, out, ox, row, tile_y0, [&](int t, std::uint32_t (&v)[Cols][3]) {
     const std::uint32_t* pairs = s.pairs_y + t * separable_pairs;
@@ -568,7 +636,8 @@ __device__ __forceinline__ void vertical_rows(const SampleHeader& h, const ops::
     const auto* words = reinterpret_cast<const Words*>(&s.rows[s.start_y[t] - wy.lo][column]);
     const auto word = [](const Words& w, int j) {
       if constexpr (Cols == 1) return w;
-      else return j == 0 ? w.x : w.y;
+      else if constexpr (Cols == 2) return j == 0 ? w.x : w.y;
+      else return j == 0 ? w.x : j == 1 ? w.y : j == 2 ? w.z : w.w;
     };
     const int n = Taps > 0 ? Taps : wy.taps;
 #pragma unroll
@@ -760,7 +829,8 @@ inline void launch_layout(const ops::SamplePlan* plans, std::byte* taps, std::si
 
 /// Launches `augment_batch` for `count` samples of `out_width` x `out_height` on `stream`, once
 /// `launch_layout` has filled `taps` for the same plans (on `stream` before, or ordered before it
-/// by an event) and until it has run (no other launch writes `taps` meanwhile).
+/// by an event) and until it has run (no other launch writes `taps` meanwhile). `out` is 16-byte
+/// aligned (the kernel stores up to four values at once), as `cudaMalloc` leaves it.
 /// @throws CudaError when the launch fails.
 inline void launch_augment(const std::byte* arena, const ops::SamplePlan* plans, const std::byte* taps,
                            std::byte* out, std::size_t count, std::size_t sample_bytes,
