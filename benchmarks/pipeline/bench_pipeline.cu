@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, run] : rep.runs)
     if (name.rfind("kernel/", 0) == 0) {
       const double bps = rep.counter(name, "bytes_per_second");
-      std::printf("| %s | %.1f | %.0f | %.0f %% |\n", name.c_str(), run.GetAdjustedRealTime(), bps / 1e9,
+      std::printf("| %s | %.1f | %.0f | %.1f %% |\n", name.c_str(), run.GetAdjustedRealTime(), bps / 1e9,
                   d2d > 0 ? 100.0 * bps / d2d : 0.0);
     }
   for (const auto& [name, run] : rep.runs)
