@@ -473,55 +473,26 @@ __device__ __forceinline__ void store_pixel(std::byte* out, const ops::OutputPar
   }
 }
 
-/// `ops::store` of two values that lie side by side in the output, `a` at element `e` (even, so
-/// the pair is aligned) and `b` after it, channels `ca` and `cb`: one store instead of two.
-template <DType D>
-__device__ __forceinline__ void store_two(std::byte* out, const ops::OutputParams& params, int e, std::uint32_t a,
-                                          int ca, std::uint32_t b, int cb) {
-  const unsigned at = static_cast<unsigned>(e) / 2;
+/// `ops::store` of `N` (two or four) values that lie side by side in the output, `v[k]` of channel
+/// `c[k]`, from element `e` (a multiple of `N`, so they are an aligned vector): one store.
+template <DType D, int N>
+__device__ __forceinline__ void store_run(std::byte* out, const ops::OutputParams& params, int e,
+                                          const std::uint32_t (&v)[N], const int (&c)[N]) {
+  static_assert(N == 2 || N == 4, "a pair or four");
+  const unsigned at = static_cast<unsigned>(e) / N;
   if constexpr (D == DType::u8) {
-    reinterpret_cast<std::uint16_t*>(out)[at] = static_cast<std::uint16_t>(__byte_perm(a, b, 0x0062u));
+    const std::uint32_t first = __byte_perm(v[0], v[1], 0x0062u);  // two bytes (see `pass_shift`)
+    if constexpr (N == 2) reinterpret_cast<std::uint16_t*>(out)[at] = static_cast<std::uint16_t>(first);
+    else reinterpret_cast<std::uint32_t*>(out)[at] = __byte_perm(first, __byte_perm(v[2], v[3], 0x0062u), 0x5410u);
   } else {
-    const float x = normalized_sum(params, ca, a), y = normalized_sum(params, cb, b);
-    if constexpr (D == DType::f32) reinterpret_cast<float2*>(out)[at] = make_float2(x, y);
-    else if constexpr (D == DType::f16) reinterpret_cast<__half2*>(out)[at] = __floats2half2_rn(x, y);
-    else reinterpret_cast<__nv_bfloat162*>(out)[at] = __floats2bfloat162_rn(x, y);
-  }
-}
-
-/// Stores the pixels `lo` and `hi` (three values each), `hi` right after `lo` at the even pixel
-/// index `pixel` of a sample: three paired stores in either layout.
-template <DType D, Layout L>
-__device__ __forceinline__ void store_pair(std::byte* out, const ops::OutputParams& params, int pixel,
-                                           int channel_step, const std::uint32_t lo[3], const std::uint32_t hi[3]) {
-  if constexpr (L == Layout::NCHW) {
+    float x[N];
 #pragma unroll
-    for (int c = 0; c < 3; ++c) store_two<D>(out, params, pixel + c * channel_step, lo[c], c, hi[c], c);
-  } else {
-    const int e = 3 * pixel;
-    store_two<D>(out, params, e, lo[0], 0, lo[1], 1);
-    store_two<D>(out, params, e + 2, lo[2], 2, hi[0], 0);
-    store_two<D>(out, params, e + 4, hi[1], 1, hi[2], 2);
-  }
-}
-
-/// `ops::store` of four values that lie side by side in the output, `v[k]` of channel `c[k]`,
-/// from element `e` (a multiple of four, so they are an aligned vector): one store.
-template <DType D>
-__device__ __forceinline__ void store_four(std::byte* out, const ops::OutputParams& params, int e,
-                                           const std::uint32_t (&v)[4], const int (&c)[4]) {
-  const unsigned at = static_cast<unsigned>(e) / 4;
-  if constexpr (D == DType::u8) {
-    reinterpret_cast<std::uint32_t*>(out)[at] =
-        __byte_perm(__byte_perm(v[0], v[1], 0x0062u), __byte_perm(v[2], v[3], 0x0062u), 0x5410u);
-  } else {
-    float x[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) x[k] = normalized_sum(params, c[k], v[k]);
+    for (int k = 0; k < N; ++k) x[k] = normalized_sum(params, c[k], v[k]);
     if constexpr (D == DType::f32) {
-      reinterpret_cast<float4*>(out)[at] = make_float4(x[0], x[1], x[2], x[3]);
+      if constexpr (N == 2) reinterpret_cast<float2*>(out)[at] = make_float2(x[0], x[1]);
+      else reinterpret_cast<float4*>(out)[at] = make_float4(x[0], x[1], x[2], x[3]);
     } else {
-      const auto two = [&](float a, float b) {
+      const auto two = [](float a, float b) {  // the bits of a converted pair
         std::uint32_t u;
         if constexpr (D == DType::f16) {
           const __half2 h = __floats2half2_rn(a, b);
@@ -532,32 +503,30 @@ __device__ __forceinline__ void store_four(std::byte* out, const ops::OutputPara
         }
         return u;
       };
-      reinterpret_cast<uint2*>(out)[at] = make_uint2(two(x[0], x[1]), two(x[2], x[3]));
+      if constexpr (N == 2) reinterpret_cast<std::uint32_t*>(out)[at] = two(x[0], x[1]);
+      else reinterpret_cast<uint2*>(out)[at] = make_uint2(two(x[0], x[1]), two(x[2], x[3]));
     }
   }
 }
 
-/// Stores four pixels (three values each) side by side from pixel `pixel` (a multiple of four) of
-/// a sample whose pixel count is one too, the k-th of them `p[Reverse ? 3 - k : k]`: one vector
-/// store per channel (NCHW) or three across the pixels' twelve values (NHWC).
-template <DType D, Layout L, bool Reverse>
-__device__ __forceinline__ void store_quad(std::byte* out, const ops::OutputParams& params, int pixel,
-                                           int channel_step, const std::uint32_t (&p)[4][3]) {
-  const auto value = [&](int k, int c) { return p[Reverse ? 3 - k : k][c]; };
-  if constexpr (L == Layout::NCHW) {
+/// Stores `N` pixels (three values each) side by side from pixel `pixel` (a multiple of `N`) of a
+/// sample whose pixel count is one too, the k-th of them `p[Reverse ? N - 1 - k : k]`: one vector
+/// store per channel (NCHW) or three across the pixels' 3 N values (NHWC).
+template <DType D, Layout L, int N, bool Reverse>
+__device__ __forceinline__ void store_pixels(std::byte* out, const ops::OutputParams& params, int pixel,
+                                             int channel_step, const std::uint32_t (&p)[N][3]) {
+  const auto value = [&](int k, int c) { return p[Reverse ? N - 1 - k : k][c]; };
 #pragma unroll
-    for (int c = 0; c < 3; ++c)
-      store_four<D>(out, params, pixel + c * channel_step, {value(0, c), value(1, c), value(2, c), value(3, c)},
-                    {c, c, c, c});
-  } else {
+  for (int g = 0; g < 3; ++g) {  // a channel (NCHW), or a third of the values (NHWC)
+    std::uint32_t v[N];
+    int c[N];
 #pragma unroll
-    for (int g = 0; g < 3; ++g) {
-      std::uint32_t v[4];
-      int c[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) v[k] = value((4 * g + k) / 3, (4 * g + k) % 3), c[k] = (4 * g + k) % 3;
-      store_four<D>(out, params, 3 * pixel + 4 * g, v, c);
+    for (int k = 0; k < N; ++k) {
+      const int i = N * g + k;  // NHWC: the i-th value of the run
+      v[k] = L == Layout::NCHW ? value(k, g) : value(i / 3, i % 3);
+      c[k] = L == Layout::NCHW ? g : i % 3;
     }
+    store_run<D, N>(out, params, L == Layout::NCHW ? pixel + g * channel_step : 3 * pixel + N * g, v, c);
   }
 }
 
@@ -600,13 +569,8 @@ __device__ __forceinline__ void output_columns(const SampleHeader& h, const ops:
     if constexpr (Cols == 1) {
       store(pixel, v[0]);
     } else if (h.out_width % Cols == 0) {
-      if constexpr (Cols == 2) {
-        if (h.flip) store_pair<D, L>(out, params, pixel - 1, channel_step, v[1], v[0]);
-        else store_pair<D, L>(out, params, pixel, channel_step, v[0], v[1]);
-      } else {
-        if (h.flip) store_quad<D, L, true>(out, params, pixel - 3, channel_step, v);
-        else store_quad<D, L, false>(out, params, pixel, channel_step, v);
-      }
+      if (h.flip) store_pixels<D, L, Cols, true>(out, params, pixel - (Cols - 1), channel_step, v);
+      else store_pixels<D, L, Cols, false>(out, params, pixel, channel_step, v);
     } else {
 #pragma unroll
       for (int j = 0; j < Cols; ++j)
