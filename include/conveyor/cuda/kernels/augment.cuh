@@ -18,10 +18,11 @@
 /// one instruction. A byte permute pairs a channel's bytes of two taps, so two taps of three
 /// channels cost two permutes and three `dp2a` (six float instructions per tap and channel when
 /// the arithmetic was fp32). On an H200 the horizontal pass bounds the kernel, by its instructions
-/// and by its row loads' latency, which its loop hides four rows deep: with no source loads at all
-/// the u8 kernel still takes 83 % of its time, and variants with fewer instructions but longer
-/// dependency chains, fewer loads in flight or more L1 lookups (rows staged through shared memory,
-/// the pass on the tensor cores) measured slower (`benchmarks/RESULTS.md`).
+/// and by its row loads' latency, which its loop hides four rows deep once every row has been
+/// asked of L2 (`prefetch_l2`): with no source loads at all the u8 kernel still takes 83 % of its
+/// time, and variants with fewer instructions but longer dependency chains, fewer loads in flight
+/// or more L1 lookups (rows staged through shared memory, the pass on the tensor cores, two tiles
+/// a block) measured slower (`benchmarks/RESULTS.md`).
 
 #include <conveyor/config.hpp>
 
@@ -352,6 +353,9 @@ __device__ __forceinline__ std::uint32_t load_word(const std::uint32_t* p) {
   return v;
 }
 
+/// Asks L2 for the line holding `p`, which the block reads soon.
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 /// One source row's window of `Taps` upright pixels (3 bytes each, any alignment) as the words
 /// that hold it: aligned 32-bit loads, a third as many as byte loads, then funnel shifts line the
 /// window up. Words past the window are not read (the window may end the buffer).
@@ -651,6 +655,14 @@ __device__ void separable_tile(const SampleHeader& h, const std::uint8_t* box, s
   __pipeline_commit();
   const TapWindows wx = windows.wx, wy = windows.wy;
   const int rows = wy.taps > 0 ? wy.hi - wy.lo : 0;
+  // Each source row's first line asked of L2 at once, a thread a row, so their misses overlap
+  // rather than arrive four rows a warp at a time: bf16 NCHW 64.9-66.4 -> 64.0-65.3 us a batch,
+  // u8 and f32 NCHW 1-3 % less, NHWC within noise, on an H200. (Two lines a row measured slower;
+  // evict-last prefetches, outputs stored evict-first, and row loads with a 128-byte or no L2
+  // fetch hint, no faster.)
+  static_assert(separable_rows <= block_x * block_y, "a thread a row");
+  if (thread < rows)
+    prefetch_l2(box + std::int64_t{wx.lo} * h.x_stride + std::int64_t{wy.lo + thread} * h.y_stride);
   // Horizontal pass: warps take whole source rows, 32 consecutive columns each.
   const std::uint8_t* first =
       box + std::int64_t{windows.start_x} * h.x_stride + std::int64_t{wy.lo} * h.y_stride;
