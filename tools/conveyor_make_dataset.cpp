@@ -194,8 +194,8 @@ int main(int argc, char** argv) {
       });
     for (auto& t : threads) t.join();
     if (!error.empty()) throw std::runtime_error(error);
-    std::printf("%d images in %d classes from %zu photos: mean %.0f x 1000 pixels, %.1f KB, %.2f bits per pixel\n",
-                a.count, a.classes, photos.size(), double(pixels) / a.count / 1000, double(bytes) / a.count / 1024,
+    std::printf("%d images in %d classes from %zu photos: mean %.3f megapixels, %.1f KB, %.2f bits per pixel\n",
+                a.count, a.classes, photos.size(), double(pixels) / a.count / 1e6, double(bytes) / a.count / 1024,
                 8.0 * double(bytes) / double(pixels));
     return 0;
   } catch (const std::exception& e) {

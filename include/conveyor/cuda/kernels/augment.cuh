@@ -22,7 +22,7 @@
 /// asked of L2 (`prefetch_l2`): with no source loads at all the u8 kernel still takes 83 % of its
 /// time, and variants with fewer instructions but longer dependency chains, fewer loads in flight
 /// or more L1 lookups (rows staged through shared memory, the pass on the tensor cores, two tiles
-/// a block) measured slower (`benchmarks/RESULTS.md`).
+/// a block) measured slower (`benchmarks/LOG.md`).
 
 #include <conveyor/config.hpp>
 
