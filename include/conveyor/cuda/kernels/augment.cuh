@@ -433,22 +433,30 @@ __device__ inline void horizontal_rows_any(const std::uint8_t* first, std::int64
   }
 }
 
+/// Calls `f` with the tap count `taps` as a `std::integral_constant` where it is 1 to
+/// `unrolled_taps`, for straight-line tap loops, and with -1 (a loop over `taps`) otherwise.
+template <class F>
+__device__ __forceinline__ void with_tap_count(int taps, F&& f) {
+  static_assert(unrolled_taps == 6, "the cases below unroll up to unrolled_taps");
+  switch (taps) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    default: return f(std::integral_constant<int, -1>{});
+  }
+}
+
 /// The horizontal pass: straight-line code for upright images with up to `unrolled_taps` taps.
 __device__ inline void horizontal_pass(const std::uint8_t* first, std::int64_t x_stride, std::int64_t y_stride,
                                        TapWindows wx, const std::uint32_t* w, int rows,
                                        std::uint32_t (*out)[block_x]) {
-  if (x_stride == 3) {
-    switch (wx.taps) {
-#define CONVEYOR_TAPS_CASE(n) \
-  case n: return horizontal_rows<n>(first, y_stride, w, rows, out);
-      CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
-      CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
-#undef CONVEYOR_TAPS_CASE
-      default: break;
-    }
-    static_assert(unrolled_taps == 6, "the cases above unroll up to unrolled_taps");
-  }
-  horizontal_rows_any(first, x_stride, y_stride, wx.taps, w, rows, out);
+  with_tap_count(x_stride == 3 ? wx.taps : -1, [&](auto taps) {
+    if constexpr (constexpr int n = decltype(taps)::value; n > 0) horizontal_rows<n>(first, y_stride, w, rows, out);
+    else horizontal_rows_any(first, x_stride, y_stride, wx.taps, w, rows, out);
+  });
 }
 
 /// `ops::normalized` of the byte of output sum `v` (see `output_start`) of channel `c`.
@@ -674,14 +682,9 @@ __device__ void separable_tile(const SampleHeader& h, const std::uint8_t* box, s
   const int column = cols * (thread % (block_x / cols)), row = thread / (block_x / cols);
   const int ox = static_cast<int>(blockIdx.x) * block_x + column;
   if (ox >= h.out_width) return;
-  switch (wy.taps) {
-#define CONVEYOR_TAPS_CASE(n) \
-  case n: vertical_rows<cols, n, D, L>(h, params, out, ox, column, row, tile_y0, wy, s); break;
-    CONVEYOR_TAPS_CASE(1) CONVEYOR_TAPS_CASE(2) CONVEYOR_TAPS_CASE(3)
-    CONVEYOR_TAPS_CASE(4) CONVEYOR_TAPS_CASE(5) CONVEYOR_TAPS_CASE(6)
-#undef CONVEYOR_TAPS_CASE
-    default: vertical_rows<cols, -1, D, L>(h, params, out, ox, column, row, tile_y0, wy, s); break;
-  }
+  with_tap_count(wy.taps, [&](auto taps) {
+    vertical_rows<cols, decltype(taps)::value, D, L>(h, params, out, ox, column, row, tile_y0, wy, s);
+  });
 }
 
 /// The per-pixel path (source scale > separable_scale on an axis): each output pixel filters its
