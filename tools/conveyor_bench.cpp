@@ -4,7 +4,7 @@
 //   conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E] [--seed S]
 //                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
-//                  [--roi on|off] [--decode-scaling auto|off] [--shard-from-env] [--print-indices]
+//                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
 // end of the last epoch, nothing excluded.
@@ -46,7 +46,7 @@ struct Args {
   std::string dump;
   std::string stats_json;
   bool roi = true;
-  bool decode_scaling = true;
+  std::optional<bool> decode_scaling;  // unset: the transform's default
   bool shard_from_env = false;
   bool print_indices = false;
 };
@@ -56,7 +56,7 @@ struct Args {
             << "usage: conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E]\n"
                "         [--seed S] [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16]\n"
                "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
-               "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|off]\n"
+               "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices]\n";
   std::exit(2);
 }
@@ -102,8 +102,8 @@ Args parse(int argc, char** argv) {
       a.roi = v == "on";
     } else if (flag == "--decode-scaling") {
       const std::string v = value();
-      if (v != "auto" && v != "off") usage("--decode-scaling expects auto or off, got '" + v + "'");
-      a.decode_scaling = v == "auto";
+      if (v != "auto" && v != "on" && v != "off") usage("--decode-scaling expects auto, on or off, got '" + v + "'");
+      if (v != "auto") a.decode_scaling = v == "on";
     } else if (flag == "--checksum") a.checksum = true;
     else if (flag == "--shard-from-env") a.shard_from_env = true;
     else if (flag == "--print-indices") a.print_indices = true;

@@ -71,7 +71,7 @@ TEST_CASE("ROI changes no output bit on real photos in any orientation", "[ops][
   }
 }
 
-TEST_CASE("DCT-scaled decoding stays within 1.5 LSB and 35 dB of full-size decoding", "[ops][roi][data]") {
+TEST_CASE("DCT-scaled decoding stays within 0.6 LSB and above 44 dB of full-size decoding", "[ops][roi][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
   const auto all = photos(data);
   double abs_sum = 0, sq_sum = 0, n = 0;
@@ -80,6 +80,7 @@ TEST_CASE("DCT-scaled decoding stays within 1.5 LSB and 35 dB of full-size decod
     for (ImageAugment aug : {ImageAugment::train(224), ImageAugment::eval()}) {
       aug.dtype = DType::u8;
       aug.normalize.reset();
+      aug.decode_scaling = true;  // the eval preset decodes at full size unless asked
       ImageAugment full = aug;
       full.decode_scaling = false;
       const auto a = augment(aug, all[i], i), b = augment(full, all[i], i);
@@ -96,8 +97,10 @@ TEST_CASE("DCT-scaled decoding stays within 1.5 LSB and 35 dB of full-size decod
   const double mad = abs_sum / n, psnr = 10 * std::log10(255.0 * 255.0 / (sq_sum / n));
   WARN("DCT-scaled vs full-size decode over " << all.size() << " photos, train and eval presets: mean |diff| "
                                               << mad << " LSB, PSNR " << psnr << " dB, worst photo " << worst_mad);
-  CHECK(mad <= 1.5);
-  CHECK(psnr >= 35.0);
+  // Measured with libjpeg-turbo 2.1.5 over the 60 photos: 0.5615 LSB, 44.65 dB. The bounds leave
+  // 0.04 LSB and 0.65 dB for another libjpeg-turbo's rounding; a wrong scale or window is far off.
+  CHECK(mad <= 0.6);
+  CHECK(psnr >= 44.0);
 }
 
 TEST_CASE("every Exif orientation of a photo gives the same upright crop", "[ops][roi][exif][data]") {
