@@ -406,6 +406,6 @@ TEST_CASE("a DLPack tensor of a GPU batch held past the loop's advance still rea
   for (const Batch& b : pipe) n += b.size();
   CHECK(n == data.size());
 #else
-  WARN("DLPack's header was not found: the device DLPack test did not run");
+  CONVEYOR_SKIP("DLPack's header (Debian: libdlpack-dev) was not found");
 #endif
 }

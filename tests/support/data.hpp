@@ -53,11 +53,16 @@ inline std::vector<std::map<std::string, std::string>> read_tsv(const std::files
 
 }  // namespace conveyor_test
 
-/// Returns from the test, saying so, when the real-image folder is absent.
-#define CONVEYOR_REQUIRE_SHARED_DATA(var)                                                      \
-  const auto var##_opt = ::conveyor_test::shared_data();                                       \
-  if (!var##_opt) {                                                                            \
-    WARN("skipped: real test images not found (../shared/data or $CONVEYOR_TEST_DATA)");       \
-    return;                                                                                    \
-  }                                                                                            \
+/// Ends the test as skipped, with the reason: CTest's SKIP_REGULAR_EXPRESSION matches the
+/// "SKIPPED: " this prints (tests/CMakeLists.txt), so it is reported as skipped, not passed.
+#define CONVEYOR_SKIP(reason) \
+  do {                        \
+    WARN("SKIPPED: " reason); \
+    return;                   \
+  } while (0)
+
+/// Skips the test when the real-image folder is absent.
+#define CONVEYOR_REQUIRE_SHARED_DATA(var)                                                \
+  const auto var##_opt = ::conveyor_test::shared_data();                                 \
+  if (!var##_opt) CONVEYOR_SKIP("real test images not found (../shared/data or $CONVEYOR_TEST_DATA)"); \
   const std::filesystem::path& var = *var##_opt
