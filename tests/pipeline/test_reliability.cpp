@@ -100,16 +100,31 @@ TEST_CASE("every damaged file through the pipeline is skipped and listed or rais
   CHECK(skipped == bad);
   CHECK(skip.stats().skipped == bad.size());
 
-  BatchPipeline raise(files, RandomSampler(files.size(), {.seed = 3}), strict_full(), {.batch_size = 32, .workers = 4});
-  for (std::uint64_t epoch = 0; epoch < 3; ++epoch) {
+  // Under raise, one sample a batch: every damaged file raises at its own batch, naming itself,
+  // every good one is delivered, and the loop goes on past each error.
+  BatchPipeline raise(files, RandomSampler(files.size(), {.seed = 3}), strict_full(), {.batch_size = 1, .workers = 4});
+  for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
     raise.set_epoch(epoch);
-    try {
-      for (const Batch& b : raise) (void)b;
-      FAIL("a damaged file went through");
-    } catch (const SampleError& e) {
-      CHECK(bad.count(e.path()) == 1);
-      CHECK_THAT(e.what(), Catch::Contains("sample " + std::to_string(e.index())) && Catch::Contains(e.path()));
+    const auto order = raise.sampler().indices(epoch);
+    std::set<std::string> raised;
+    std::size_t good = 0, k = 0;
+    for (auto it = raise.begin(); it != raise.end(); ++it, ++k) {
+      const std::string path = files.name(order[k]);
+      try {
+        const Batch& b = *it;  // outside CHECK, which would catch the SampleError itself
+        CHECK(b.indices()[0] == std::int64_t(order[k]));
+        CHECK(bad.count(path) == 0);
+        ++good;
+      } catch (const SampleError& e) {
+        CHECK(e.index() == order[k]);
+        CHECK(e.path() == path);
+        CHECK_THAT(e.what(), Catch::Contains("sample " + std::to_string(e.index())) && Catch::Contains(e.path()));
+        CHECK(raised.insert(e.path()).second);
+      }
     }
+    CHECK(k == files.size());
+    CHECK(raised == bad);
+    CHECK(good == files.size() - bad.size());
   }
 }
 
@@ -171,19 +186,31 @@ TEST_CASE("injected read errors and delays are skipped exactly and nothing is lo
                        {.batch_size = 16, .workers = workers, .on_error = OnError::skip});
     for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
       pipe.set_epoch(epoch);
-      std::multiset<std::uint64_t> seen;
+      const auto order = pipe.sampler().indices(epoch);
+      std::multiset<std::uint64_t> seen, replacements;
       std::set<std::uint64_t> skipped_now;
+      std::size_t pos = 0;
       for (const Batch& b : pipe) {
-        for (std::size_t i = 0; i < b.size(); ++i) seen.insert(static_cast<std::uint64_t>(b.indices()[i]));
-        for (const SkippedSample& s : b.skipped()) skipped_now.insert(s.index);
+        std::map<std::uint64_t, std::uint64_t> replaced;  // failed index -> its replacement
+        for (const SkippedSample& s : b.skipped()) {
+          skipped_now.insert(s.index);
+          replacements.insert(s.replacement);
+          replaced[s.index] = s.replacement;
+        }
+        for (std::size_t i = 0; i < b.size(); ++i, ++pos) {
+          const auto got = static_cast<std::uint64_t>(b.indices()[i]);
+          // Each position holds its own index, or the replacement recorded for it.
+          CHECK(got == (replaced.count(order[pos]) ? replaced[order[pos]] : order[pos]));
+          seen.insert(got);
+        }
       }
       std::set<std::uint64_t> faulty(data.unreadable);
       faulty.insert(data.corrupt.begin(), data.corrupt.end());
       CHECK(skipped_now == faulty);
-      CHECK(seen.size() == n);  // every position filled
+      CHECK(pos == n);  // every position filled
+      // Each good index exactly once, plus once per time it was drawn as a replacement; no faulty one.
       for (std::uint64_t i = 0; i < n; ++i)
-        if (!faulty.count(i)) CHECK(seen.count(i) >= 1);  // every good index delivered
-      for (std::uint64_t f : faulty) CHECK(seen.count(f) == 0);  // no faulty one
+        CHECK(seen.count(i) == (faulty.count(i) ? 0 : 1 + replacements.count(i)));
     }
   }
 }
