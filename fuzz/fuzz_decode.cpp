@@ -4,6 +4,10 @@
 // input can make it allocate much. Every failure must be a DecodeError; anything else (a crash, a
 // sanitizer report, another exception) is a finding.
 //
+// The first byte of an input is a settings byte the harness strips, not part of the image: the
+// image's own bytes never decide the settings, so a decodable file reaches every path (smoke.sh
+// seeds each file with several settings bytes).
+//
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude fuzz/fuzz_decode.cpp -ljpeg
 //   ./a.out -max_total_time=60 corpus/
 
@@ -14,27 +18,39 @@
 #include <span>
 #include <vector>
 
+/// What the settings byte selects, bit by bit.
+enum Setting : unsigned {
+  eval_preset = 1,      ///< Resize + CenterCrop rather than RandomResizedCrop
+  whole_image = 2,      ///< roi off
+  full_scale = 4,       ///< decode_scaling off
+  exif = 8,             ///< apply the Exif orientation
+  lenient = 16,         ///< accept libjpeg warnings
+  dtype_shift = 5,      ///< two bits: u8, f32, f16, bf16
+  nhwc = 128,
+};
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
+  if (size == 0) return 0;
+  const unsigned settings = data[0];
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data + 1), size - 1);
   (void)conveyor::exif_orientation(bytes);
   std::vector<unsigned char> dc;
   (void)conveyor::drop_ac_scans(bytes, dc);
   static const conveyor::DecodeOptions guard{.max_image_pixels = 1 << 22};
-  // The first byte picks the variant, so the corpus explores all of them.
-  const unsigned variant = size > 0 ? data[0] : 0;
-  conveyor::ImageAugment aug = variant & 1 ? conveyor::ImageAugment::train(32) : conveyor::ImageAugment::eval(40, 32);
-  aug.roi = (variant & 2) == 0;
-  aug.decode_scaling = (variant & 4) == 0;
-  aug.exif_orientation = (variant & 8) != 0;
+  conveyor::ImageAugment aug = settings & eval_preset ? conveyor::ImageAugment::eval(40, 32) : conveyor::ImageAugment::train(32);
+  aug.roi = (settings & whole_image) == 0;
+  aug.decode_scaling = (settings & full_scale) == 0;
+  aug.exif_orientation = (settings & exif) != 0;
   aug.decode = guard;
-  aug.decode.lenient = (variant & 16) != 0;
-  aug.dtype = static_cast<conveyor::DType>((variant >> 5) & 3);
+  aug.decode.lenient = (settings & lenient) != 0;
+  aug.dtype = static_cast<conveyor::DType>((settings >> dtype_shift) & 3);
+  aug.layout = settings & nhwc ? conveyor::Layout::NHWC : conveyor::Layout::NCHW;
   if (aug.dtype == conveyor::DType::u8) aug.normalize.reset();
   static thread_local auto ws = aug.make_workspace();
   ws.decoder.set_options(aug.decode);
   std::vector<std::byte> out(aug.sample_spec().bytes());
   try {
-    aug.apply({.seed = 1, .epoch = 0, .index = variant}, bytes, out, ws);
+    aug.apply({.seed = 1, .epoch = 0, .index = size}, bytes, out, ws);
   } catch (const conveyor::DecodeError&) {
   }
   return 0;
