@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 
 namespace conveyor {
 inline namespace v0 {
@@ -31,40 +30,28 @@ struct SampleSpec {
   friend constexpr bool operator==(const SampleSpec&, const SampleSpec&) = default;
 };
 
-/// Pipeline stages on worker threads, for timing: reading bytes, decoding (header, plan and the
-/// pixels, into the batch's host buffer or straight into pinned memory for a device), and
-/// augmenting on the CPU (the CPU backend, or a sample a device cannot take).
-enum class Stage : std::uint8_t { read, decode, augment, count };
-
-/// The stage's name, as tables print it.
-[[nodiscard]] constexpr std::string_view to_string(Stage s) noexcept {
-  switch (s) {
-    case Stage::read: return "read";
-    case Stage::decode: return "decode";
-    case Stage::augment: return "augment";
-    case Stage::count: break;
-  }
-  return "?";
-}
+/// A stage of a sample's preparation on a worker thread, for timing: the pipeline's own `read_stage`
+/// (reading the bytes) is 0, and a transform numbers its stages from 1 and names them in
+/// `stage_names()` (ImageAugment: decode, augment). At most `max_stages` in all.
+using StageId = std::uint8_t;
+inline constexpr StageId read_stage = 0;
+inline constexpr int max_stages = 8;
 
 /// Time and count per stage, written by one worker and read by anyone (relaxed atomics: the
 /// numbers are statistics, not synchronisation).
 class StageClock {
  public:
   /// Adds time `t` and `samples` samples to stage `s`.
-  void add(Stage s, std::chrono::nanoseconds t, int samples = 1) noexcept {
-    ns_[static_cast<int>(s)].fetch_add(t.count(), std::memory_order_relaxed);
-    n_[static_cast<int>(s)].fetch_add(samples, std::memory_order_relaxed);
+  void add(StageId s, std::chrono::nanoseconds t, int samples = 1) noexcept {
+    ns_[s].fetch_add(t.count(), std::memory_order_relaxed);
+    n_[s].fetch_add(samples, std::memory_order_relaxed);
   }
-  [[nodiscard]] std::int64_t nanoseconds(Stage s) const noexcept {
-    return ns_[static_cast<int>(s)].load(std::memory_order_relaxed);
-  }
-  [[nodiscard]] std::int64_t count(Stage s) const noexcept { return n_[static_cast<int>(s)].load(std::memory_order_relaxed); }
+  [[nodiscard]] std::int64_t nanoseconds(StageId s) const noexcept { return ns_[s].load(std::memory_order_relaxed); }
+  [[nodiscard]] std::int64_t count(StageId s) const noexcept { return n_[s].load(std::memory_order_relaxed); }
 
  private:
-  static constexpr int n_stages = static_cast<int>(Stage::count);
-  std::array<std::atomic<std::int64_t>, n_stages> ns_{};
-  std::array<std::atomic<std::int64_t>, n_stages> n_{};
+  std::array<std::atomic<std::int64_t>, max_stages> ns_{};
+  std::array<std::atomic<std::int64_t>, max_stages> n_{};
 };
 
 /// The sample a transform is preparing: its random stream's key and where to report time.
@@ -79,7 +66,7 @@ struct SampleContext {
 /// one sample unless told that another part of the same stage counts it.
 class StageTimer {
  public:
-  StageTimer(const SampleContext& ctx, Stage stage, bool counts_sample = true) noexcept
+  StageTimer(const SampleContext& ctx, StageId stage, bool counts_sample = true) noexcept
       : clock_(ctx.clock), stage_(stage), samples_(counts_sample ? 1 : 0), start_(std::chrono::steady_clock::now()) {}
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
@@ -89,7 +76,7 @@ class StageTimer {
 
  private:
   StageClock* clock_;
-  Stage stage_;
+  StageId stage_;
   int samples_;
   std::chrono::steady_clock::time_point start_;
 };

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -93,8 +94,8 @@ struct TensorView {
   template <class T>
   [[nodiscard]] T* as() const noexcept { return static_cast<T*>(data); }
 
-  /// A contiguous (row-major) view of `shape`.
-  [[nodiscard]] static TensorView contiguous(void* data, DType dtype, std::initializer_list<std::int64_t> shape,
+  /// A contiguous (row-major) view of `shape` (at most `max_rank` dimensions).
+  [[nodiscard]] static TensorView contiguous(void* data, DType dtype, std::span<const std::int64_t> shape,
                                              Device device = {}) {
     TensorView v;
     v.data = data;
@@ -109,6 +110,10 @@ struct TensorView {
       stride *= v.shape[d];
     }
     return v;
+  }
+  [[nodiscard]] static TensorView contiguous(void* data, DType dtype, std::initializer_list<std::int64_t> shape,
+                                             Device device = {}) {
+    return contiguous(data, dtype, std::span<const std::int64_t>(shape.begin(), shape.size()), device);
   }
 };
 

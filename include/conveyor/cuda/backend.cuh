@@ -1,15 +1,17 @@
 #pragma once
 /// @file
 /// The CUDA backend of `BatchPipeline`. Include it in one translation unit compiled by nvcc;
-/// every pipeline of the program can then take `.device = N`.
+/// every pipeline of the program can then take `.device = N` (and the device steps conveyor
+/// ships, `ResampleSamples` and `CopySamples`, have their implementations).
 ///
-/// Per slot: a pinned arena and its device twin, a table of filter windows, a device output
-/// buffer, and three events. The windows are laid out on the load stream, so the augment
-/// stream, which gates the consumer, runs only the fused kernel.
+/// Per slot: a pinned arena and its device twin (`SlotLayout`), a device output buffer, and three
+/// events; the transform's steps (`DeviceWork`) keep what else they need per slot. Each step's
+/// `after_upload` phase runs on the load stream (ImageAugment's: laying out the filter windows), so
+/// the augment stream, which gates the consumer, runs only the `produce` phases (the fused kernel).
 ///
 ///   worker threads   ──write pinned arena (labels, plans, regions)──────────────────────────────
-///   LOAD stream      wait ready[s], released[s] ─ H2D arena ─ lay out windows ─ record uploaded[s]
-///   AUGMENT stream   (greatest priority)        wait uploaded[s], released[s] ─ kernel ─ record ready[s]
+///   LOAD stream      wait ready[s], released[s] ─ H2D arena ─ steps' after_upload ─ record uploaded[s]
+///   AUGMENT stream   (greatest priority)        wait uploaded[s], released[s] ─ steps' produce ─ record ready[s]
 ///   consumer stream                                          wait ready[s] ─ user's work ─ record released[s]
 ///   host             workers wait uploaded[s] before writing that pinned arena again
 ///
@@ -21,13 +23,14 @@
 #error "conveyor/cuda/backend.cuh needs a CUDA compiler"
 #endif
 
+#include <conveyor/core/nvtx.hpp>
 #include <conveyor/cuda/buffer.hpp>
+#include <conveyor/cuda/copy_step.cuh>
 #include <conveyor/cuda/device.hpp>
 #include <conveyor/cuda/error.hpp>
-#include <conveyor/cuda/kernels/augment.cuh>
+#include <conveyor/cuda/resample_step.cuh>
 #include <conveyor/cuda/stream.hpp>
-#include <conveyor/pipeline/detail/device_stage.hpp>
-#include <conveyor/pipeline/detail/nvtx.hpp>
+#include <conveyor/device/backend.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -44,24 +47,25 @@ namespace conveyor {
 inline namespace v0 {
 namespace cuda {
 
-/// `detail::DeviceStage` on one CUDA device.
-class CudaStage final : public detail::DeviceStage {
+/// `DeviceBackend` on one CUDA device.
+class CudaBackend final : public DeviceBackend {
  public:
-  explicit CudaStage(const detail::DeviceStageConfig& c) : c_(c) {
+  explicit CudaBackend(const DeviceBackendConfig& c) : c_(c) {
     check_device(c.device);
     DeviceGuard guard(c.device);
     consumer_ = c.consumer ? c.consumer : cudaStreamLegacy;
     load_.emplace(0);
     augment_.emplace(Stream::greatest_priority());  // its kernels gate the consumer
-    if (c.resample) kernels::load_augment_kernels(c.params);  // not inside the first batch's kernel time
+    const DeviceStepConfig step_config{c.device, c.slots, c.batch_size, c.layout, c.sample_bytes};
+    for (const DeviceStepSpec& spec : c.steps) steps_.push_back(spec.make(step_config));
     slots_.reserve(c.slots);
     for (std::size_t i = 0; i < c.slots; ++i) slots_.push_back(std::make_unique<Slot>(c));
   }
-  CudaStage(const CudaStage&) = delete;
-  CudaStage& operator=(const CudaStage&) = delete;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
 
   /// Waits for every use of the buffers (ours and the consumer's) before they are freed.
-  ~CudaStage() override {
+  ~CudaBackend() override {
     try {
       DeviceGuard guard(c_.device);
       for (auto& s : slots_) (void)cudaEventSynchronize(s->released.get());
@@ -88,6 +92,7 @@ class CudaStage final : public detail::DeviceStage {
     Slot& s = *slots_[slot];
     collect_timing(s);
     const StreamRef load = *load_, augment = *augment_;
+    StepContext step{slot, count, s.arena.data(), s.output.data(), load.get()};
     {
       detail::NvtxRange range("h2d");
       load.wait(s.ready);     // the last kernel has read this device arena
@@ -95,7 +100,7 @@ class CudaStage final : public detail::DeviceStage {
       s.h2d_start.record(load);
       CONVEYOR_CUDA_TRY(cudaMemcpyAsync(s.arena.data(), s.pinned.data(), bytes, cudaMemcpyHostToDevice, load.get()));
       s.h2d_end.record(load);
-      if (c_.resample) kernels::launch_layout(plans(s), s.taps.data(), count, c_.out_width, c_.out_height, load.get());
+      for (const auto& st : steps_) st->after_upload(step);
       s.uploaded.record(load);
     }
     {
@@ -103,14 +108,8 @@ class CudaStage final : public detail::DeviceStage {
       augment.wait(s.uploaded);
       augment.wait(s.released);  // the consumer is done with the output this overwrites
       s.kernel_start.record(augment);
-      const std::byte* data = s.arena.data() + c_.arena.data;
-      if (c_.resample) {
-        kernels::launch_augment(data, plans(s), s.taps.data(), s.output.data(), count, c_.sample_bytes, c_.params,
-                                c_.out_width, c_.out_height, augment.get());
-      } else {
-        CONVEYOR_CUDA_TRY(cudaMemcpyAsync(s.output.data(), data, count * c_.sample_bytes, cudaMemcpyDeviceToDevice,
-                                          augment.get()));
-      }
+      step.stream = augment.get();
+      for (const auto& st : steps_) st->produce(step);
       s.kernel_end.record(augment);
       s.ready.record(augment);
     }
@@ -139,41 +138,32 @@ class CudaStage final : public detail::DeviceStage {
   }
 
   void* output(std::size_t slot) override { return slots_[slot]->output.data(); }
-  std::int64_t* labels(std::size_t slot) override {
-    return reinterpret_cast<std::int64_t*>(slots_[slot]->arena.data());
-  }
+  std::int64_t* labels(std::size_t slot) override { return c_.layout.labels(slots_[slot]->arena.data()); }
 
-  detail::DeviceStats stats() override {
+  DeviceStats stats() override {
     DeviceGuard guard(c_.device);
     std::lock_guard lock(submit_mutex_);
     for (auto& s : slots_) collect_timing(*s);
-    detail::DeviceStats st = stats_;
+    DeviceStats st = stats_;
     for (const auto& s : slots_) {
       st.pinned_bytes += s->pinned.size();
       st.device_bytes += s->arena.size() + s->output.size();
     }
+    for (const auto& step : steps_) st.device_bytes += step->device_bytes();
     return st;
   }
 
  private:
   struct Slot {
-    explicit Slot(const detail::DeviceStageConfig& c)
-        : pinned(c.arena.total),
-          arena(c.arena.total),
-          taps(c.resample ? kernels::TapTable::bytes(c.batch_size, c.out_width, c.out_height) : 0),
-          output(c.batch_size * c.sample_bytes) {}
+    explicit Slot(const DeviceBackendConfig& c)
+        : pinned(c.layout.total), arena(c.layout.total), output(c.batch_size * c.sample_bytes) {}
     PinnedBuffer pinned;
     DeviceBuffer arena;
-    DeviceBuffer taps;  // the kernel's filter windows, laid out from the plans in arena
     DeviceBuffer output;
     Event uploaded, ready, released;
     TimedEvent h2d_start, h2d_end, kernel_start, kernel_end;
     bool timing_pending = false;  // a copy and kernel not yet timed; guarded by submit_mutex_
   };
-
-  const ops::SamplePlan* plans(const Slot& s) const {
-    return reinterpret_cast<const ops::SamplePlan*>(s.arena.data() + c_.arena.plans);
-  }
 
   /// Keeps the exception being handled, if it is the first, for failure().
   void keep_failure() noexcept {
@@ -192,26 +182,27 @@ class CudaStage final : public detail::DeviceStage {
     stats_.kernel_max_seconds = std::max(stats_.kernel_max_seconds, kernel);
   }
 
-  detail::DeviceStageConfig c_;
+  DeviceBackendConfig c_;
   cudaStream_t consumer_ = nullptr;
   std::optional<Stream> load_;     // made on the pipeline's device, in the constructor body
   std::optional<Stream> augment_;
+  std::vector<std::unique_ptr<DeviceStep>> steps_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::mutex submit_mutex_;  // submit() and stats(): the stager and the consumer
-  detail::DeviceStats stats_;
+  DeviceStats stats_;
   mutable std::mutex failure_mutex_;
   std::exception_ptr failure_;
 };
 
-/// The factory `BatchPipeline` finds through `detail::cuda_stage_factory()`.
-inline std::unique_ptr<detail::DeviceStage> make_cuda_stage(const detail::DeviceStageConfig& c) {
-  return std::make_unique<CudaStage>(c);
+/// The factory `BatchPipeline` finds through `detail::cuda_backend_factory()`.
+inline std::unique_ptr<DeviceBackend> make_cuda_backend(const DeviceBackendConfig& c) {
+  return std::make_unique<CudaBackend>(c);
 }
 
 namespace {
 // Registers the backend when a CUDA translation unit including this header starts up.
 [[maybe_unused]] const bool cuda_backend_registered =
-    (conveyor::detail::cuda_stage_factory().store(&make_cuda_stage), true);
+    (conveyor::detail::cuda_backend_factory().store(&make_cuda_backend), true);
 }  // namespace
 
 }  // namespace cuda

@@ -3,11 +3,12 @@
 /// `Batch`: one batch handed out by a `BatchPipeline`.
 
 #include <conveyor/config.hpp>
-#include <conveyor/core/concepts.hpp>
+#include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/pipeline/detail/ring.hpp>
 #include <conveyor/pipeline/options.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -17,8 +18,12 @@
 namespace conveyor {
 inline namespace v0 {
 
-template <Dataset D, Sampler S, Transform T>
-class BatchPipeline;
+class Batch;
+
+namespace detail {
+Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint64_t number, const SampleSpec& spec,
+                 void* images, std::int64_t* labels, Device device);
+}  // namespace detail
 
 /// A batch of images (or raw tensors), their labels and dataset indices.
 ///
@@ -62,8 +67,8 @@ class Batch {
   [[nodiscard]] std::span<const SkippedSample> skipped() const noexcept { return d_.skipped; }
 
  private:
-  template <Dataset D, Sampler S, Transform T>
-  friend class BatchPipeline;
+  friend Batch detail::make_batch(std::shared_ptr<detail::Ring>, std::size_t, std::uint64_t, const SampleSpec&, void*,
+                                  std::int64_t*, Device);
 
   struct Data {
     TensorView images{};
@@ -81,6 +86,33 @@ class Batch {
   std::shared_ptr<detail::Ring> ring_;
   std::size_t slot_ = 0;
 };
+
+namespace detail {
+
+/// The Batch of `slot` (batch `number` of its epoch; the slot holds its count, indices and skip
+/// records): images of `spec` per sample at `images`, int64 labels at `labels`, both on `device`.
+/// The Batch takes the slot's first hold.
+inline Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint64_t number, const SampleSpec& spec,
+                        void* images, std::int64_t* labels, Device device) {
+  const Slot& s = ring->slots[slot];
+  const auto count = static_cast<std::int64_t>(s.count);
+  std::array<std::int64_t, TensorView::max_rank> shape{count};
+  for (int i = 0; i < spec.rank; ++i) shape[i + 1] = spec.shape[i];
+  Batch b;
+  b.d_.images = TensorView::contiguous(images, spec.dtype, std::span(shape.data(), std::size_t(spec.rank) + 1), device);
+  b.d_.labels = TensorView::contiguous(labels, DType::i64, {count}, device);
+  b.d_.indices = s.indices.data();
+  b.d_.skipped = s.skipped;
+  b.d_.size = s.count;
+  b.d_.epoch = s.epoch;
+  b.d_.number = number;
+  ring->slots[slot].holders.store(1, std::memory_order_relaxed);
+  b.ring_ = std::move(ring);
+  b.slot_ = slot;
+  return b;
+}
+
+}  // namespace detail
 
 }  // namespace v0
 }  // namespace conveyor

@@ -5,17 +5,18 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/concepts.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/core/nvtx.hpp>
 #include <conveyor/core/rng.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
+#include <conveyor/device/staging.hpp>
+#include <conveyor/device/work.hpp>
 #include <conveyor/io/jpeg.hpp>
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/ops/cpu/resample.hpp>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/plan.hpp>
 #include <conveyor/ops/resample.hpp>
-#include <conveyor/pipeline/detail/arena.hpp>
-#include <conveyor/pipeline/detail/nvtx.hpp>
 
 #include <algorithm>
 #include <array>
@@ -24,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace conveyor {
@@ -154,6 +156,13 @@ struct ImageAugment {
     return p;
   }
 
+  /// The stages a pipeline's stats report for this transform, after its read: decoding (the
+  /// header, the plan and the pixels) and augmenting on the CPU (the CPU backend, or a sample a
+  /// device cannot take).
+  static constexpr StageId decode_stage = 1, augment_stage = 2;
+  static constexpr std::array<std::string_view, 2> stage_name_list{"decode", "augment"};
+  [[nodiscard]] std::span<const std::string_view> stage_names() const noexcept { return stage_name_list; }
+
   /// Per-worker state: a decoder and buffers, reused for every sample.
   struct Workspace {
     JpegDecoder decoder;
@@ -172,6 +181,16 @@ struct ImageAugment {
   /// keeps each output pixel's filter taps in shared memory, sized for this.
   static constexpr double max_device_scale = 32.0;
 
+  /// On a device: each sample's decoded window is staged (`stage`) for the fused kernel. A slot
+  /// gives a sample 4 bytes per output element on average (a window of up to 4/3 the output's
+  /// pixels; DCT scaling keeps most below 4), and guarantees each the finished sample's size.
+  [[nodiscard]] DeviceWork device_work() const {
+    const SampleSpec spec = sample_spec();
+    const std::size_t out = spec.bytes();
+    return {DeviceWork::Placement::staged, out, std::max<std::size_t>(out, 4 * static_cast<std::size_t>(spec.numel())),
+            {DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size()})}};
+  }
+
   /// The host half of the device path: plans from the header, then decodes the window the plan
   /// reads straight into `area` (in stored order: the plan's view applies the orientation) and
   /// returns the plan for it. A sample that does not fit, or needs more filter taps than the kernel
@@ -179,7 +198,7 @@ struct ImageAugment {
   /// result is the same bits either way.
   /// @throws DecodeError when the bytes are not a decodable JPEG.
   [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> jpeg,
-                                      detail::StagingArea& area, Workspace& ws) const {
+                                      StagingArea& area, Workspace& ws) const {
     DecodeJob job = plan_decode(ctx, jpeg, ws);
     std::optional<std::size_t> at;
     if (job.plan.x.scale <= max_device_scale && job.plan.y.scale <= max_device_scale)
@@ -226,7 +245,7 @@ struct ImageAugment {
   /// and 8/8 that still gives at least one source pixel per output pixel on both axes) and the window the
   /// resampler's taps read (with `roi`), without decoding a pixel.
   [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> jpeg, Workspace& ws) const {
-    StageTimer timer(ctx, Stage::decode, false);  // decode_into counts the sample
+    StageTimer timer(ctx, decode_stage, false);  // decode_into counts the sample
     const JpegInfo info = ws.decoder.read_header(jpeg);
     DecodeJob job;
     job.orientation = exif_orientation ? info.orientation : 1;
@@ -278,7 +297,7 @@ struct ImageAugment {
 
   /// Decodes `job`'s window into `dst` (rows packed, 3 bytes a pixel).
   void decode_into(const SampleContext& ctx, const DecodeJob& job, std::uint8_t* dst, Workspace& ws) const {
-    StageTimer timer(ctx, Stage::decode);
+    StageTimer timer(ctx, decode_stage);
     detail::NvtxRange range("decode");
     const std::size_t row = std::size_t(job.region.width) * 3;
     if (job.whole)
@@ -296,7 +315,7 @@ struct ImageAugment {
 
   /// Resamples, flips, normalises and converts the workspace's pixels as `p` says, into `out`.
   void resample_on_cpu(const SampleContext& ctx, const ops::SamplePlan& p, std::byte* out, Workspace& ws) const {
-    StageTimer timer(ctx, Stage::augment);
+    StageTimer timer(ctx, augment_stage);
     detail::NvtxRange range("augment");
     ops::cpu::resample(ws.pixels.data(), p, output_params(), out, ws.scratch);
   }
@@ -346,7 +365,7 @@ struct ImageAugment {
   }
 };
 
-static_assert(Transform<ImageAugment>);
+static_assert(DeviceTransform<ImageAugment>);
 
 }  // namespace v0
 }  // namespace conveyor

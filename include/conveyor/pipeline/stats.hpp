@@ -3,18 +3,24 @@
 /// `PipelineStats`: where a pipeline's time went, as numbers, a table and JSON.
 
 #include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
 #include <conveyor/core/sample.hpp>
+#include <conveyor/device/backend.hpp>
 
-#include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace conveyor {
 inline namespace v0 {
 
 /// Totals of one stage over all workers.
 struct StageStats {
+  std::string name;         ///< "read", then the transform's (`stage_names()`)
   std::uint64_t count = 0;  ///< samples through the stage
   double seconds = 0;       ///< worker time spent in it, summed over workers
 };
@@ -29,7 +35,7 @@ struct PipelineStats {
   double images_per_second = 0;
   double consumer_wait_seconds = 0;  ///< time the consumer blocked for a batch not ready yet
   double starvation = 0;             ///< consumer_wait_seconds / elapsed_seconds
-  std::array<StageStats, static_cast<int>(Stage::count)> stages{};
+  std::vector<StageStats> stages;  ///< in StageId order
   std::uint64_t skipped = 0;  ///< samples replaced under OnError::skip
   std::uint64_t host_bytes = 0;  ///< held by the slot ring (pinned arenas included)
   std::uint64_t device_bytes = 0;    ///< device arenas and outputs
@@ -38,7 +44,12 @@ struct PipelineStats {
   double kernel_seconds = 0;         ///< augmentation kernel time, from device events
   double kernel_max_seconds = 0;     ///< the longest batch's kernel time
 
-  [[nodiscard]] const StageStats& stage(Stage s) const noexcept { return stages[static_cast<int>(s)]; }
+  /// The stage called `name`. @throws Error when there is none.
+  [[nodiscard]] const StageStats& stage(std::string_view name) const {
+    for (const StageStats& s : stages)
+      if (s.name == name) return s;
+    throw Error("PipelineStats: no stage '" + std::string(name) + "'");
+  }
 
   /// A human-readable table: per stage, worker time per sample and share of worker time.
   [[nodiscard]] std::string table() const {
@@ -48,9 +59,8 @@ struct PipelineStats {
     for (const StageStats& s : stages) busy += s.seconds;
     std::snprintf(line, sizeof line, "%-14s %12s %14s %10s\n", "stage", "samples", "us/sample", "share");
     out += line;
-    for (int i = 0; i < static_cast<int>(Stage::count); ++i) {
-      const StageStats& s = stages[i];
-      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %9.1f%%\n", std::string(to_string(Stage(i))).c_str(),
+    for (const StageStats& s : stages) {
+      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %9.1f%%\n", s.name.c_str(),
                     static_cast<unsigned long long>(s.count), s.count ? 1e6 * s.seconds / double(s.count) : 0.0,
                     busy > 0 ? 100.0 * s.seconds / busy : 0.0);
       out += line;
@@ -88,10 +98,9 @@ struct PipelineStats {
                   starvation);
     out += buf;
     out += "\"stages\": {";
-    for (int i = 0; i < static_cast<int>(Stage::count); ++i) {
+    for (std::size_t i = 0; i < stages.size(); ++i) {
       std::snprintf(buf, sizeof buf, "%s\"%s\": {\"count\": %llu, \"seconds\": %.6f}", i ? ", " : "",
-                    std::string(to_string(Stage(i))).c_str(), static_cast<unsigned long long>(stages[i].count),
-                    stages[i].seconds);
+                    stages[i].name.c_str(), static_cast<unsigned long long>(stages[i].count), stages[i].seconds);
       out += buf;
     }
     std::snprintf(buf, sizeof buf,
@@ -105,5 +114,53 @@ struct PipelineStats {
   }
 };
 
+namespace detail {
+
+/// What a pipeline counts as it hands batches out (under its ring's mutex).
+struct DeliveryCounters {
+  std::uint64_t epochs = 0, batches = 0, images = 0;
+  std::int64_t wait_ns = 0;  ///< the consumer's waiting
+  bool started = false;
+  std::chrono::steady_clock::time_point first_begin{}, last_out{};
+};
+
+/// A pipeline's stats: its workers' clocks, with stage 0 named "read" and the transform's stages
+/// after it, and what it delivered; `device` is null on the CPU backend.
+[[nodiscard]] inline PipelineStats make_stats(int workers, std::span<const StageClock* const> clocks,
+                                              std::span<const std::string_view> stage_names,
+                                              const DeliveryCounters& d, std::uint64_t skipped,
+                                              std::uint64_t host_bytes, const DeviceStats* device) {
+  PipelineStats st;
+  st.workers = workers;
+  st.stages.resize(1 + stage_names.size());
+  st.stages[0].name = "read";
+  for (std::size_t i = 0; i < stage_names.size(); ++i) st.stages[i + 1].name = stage_names[i];
+  for (const StageClock* c : clocks)
+    for (std::size_t i = 0; i < st.stages.size(); ++i) {
+      st.stages[i].count += static_cast<std::uint64_t>(c->count(static_cast<StageId>(i)));
+      st.stages[i].seconds += 1e-9 * double(c->nanoseconds(static_cast<StageId>(i)));
+    }
+  st.epochs = d.epochs;
+  st.batches = d.batches;
+  st.images = d.images;
+  st.elapsed_seconds = d.started ? std::chrono::duration<double>(d.last_out - d.first_begin).count() : 0.0;
+  if (st.elapsed_seconds < 0) st.elapsed_seconds = 0;
+  st.images_per_second = st.elapsed_seconds > 0 ? double(st.images) / st.elapsed_seconds : 0.0;
+  st.consumer_wait_seconds = 1e-9 * double(d.wait_ns);
+  st.starvation = st.elapsed_seconds > 0 ? st.consumer_wait_seconds / st.elapsed_seconds : 0.0;
+  st.skipped = skipped;
+  st.host_bytes = host_bytes;
+  if (device) {
+    st.bytes_uploaded = device->bytes_uploaded;
+    st.h2d_seconds = device->h2d_seconds;
+    st.kernel_seconds = device->kernel_seconds;
+    st.kernel_max_seconds = device->kernel_max_seconds;
+    st.host_bytes += device->pinned_bytes;
+    st.device_bytes = device->device_bytes;
+  }
+  return st;
+}
+
+}  // namespace detail
 }  // namespace v0
 }  // namespace conveyor

@@ -10,8 +10,8 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/sample.hpp>
-#include <conveyor/pipeline/detail/arena.hpp>
-#include <conveyor/pipeline/detail/device_stage.hpp>
+#include <conveyor/device/backend.hpp>
+#include <conveyor/device/staging.hpp>
 #include <conveyor/pipeline/detail/host_buffer.hpp>
 #include <conveyor/pipeline/options.hpp>
 
@@ -32,7 +32,7 @@ enum class SlotState : std::uint8_t { free, filling, filled, ready, handed };
 
 struct Slot {
   HostBuffer images;  // the CPU backend's output; the device backend uses its arenas instead
-  ArenaAllocator arena;
+  ArenaAllocator arena;  // the device arena's data section, for staged samples
   std::vector<std::int64_t> labels;
   std::vector<std::int64_t> indices;
   std::vector<SkippedSample> skipped;
@@ -48,8 +48,7 @@ struct Slot {
 };
 
 struct Ring {
-  Ring(std::size_t count, std::size_t batch_size, const SampleSpec& spec, bool host_output)
-      : sample(spec), slots(count) {
+  Ring(std::size_t count, std::size_t batch_size, const SampleSpec& spec, bool host_output) : slots(count) {
     for (Slot& s : this->slots) {
       if (host_output) s.images = HostBuffer(batch_size * spec.bytes());
       s.labels.resize(batch_size);
@@ -75,8 +74,7 @@ struct Ring {
     return n;
   }
 
-  const SampleSpec sample;
-  std::unique_ptr<DeviceStage> device;  // null for the CPU backend; outlives the pipeline with the ring
+  std::unique_ptr<DeviceBackend> device;  // null for the CPU backend; outlives the pipeline with the ring
   std::mutex mutex;
   std::condition_variable work;  // workers: a task may be available
   std::condition_variable done;  // consumer: a batch may be ready, or the workers drained

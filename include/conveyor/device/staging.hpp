@@ -1,9 +1,9 @@
 #pragma once
 /// @file
-/// Placing GPU-bound samples in a slot's pinned arena. Decoded regions vary in size, so each
-/// sample allocates what it needs, but only if what is left still covers a reserved minimum for
-/// every sample not yet placed: a sample that does not fit can always be finished on the CPU
-/// into its reserve, so a batch never fails for lack of room.
+/// Placing device-bound samples in the data section of a slot's pinned arena (`SlotLayout`).
+/// Decoded regions vary in size, so each sample allocates what it needs, but only if what is left
+/// still covers a reserved minimum for every sample not yet placed: a sample that does not fit can
+/// always be finished on the CPU into its reserve, so a batch never fails for lack of room.
 
 #include <conveyor/config.hpp>
 
@@ -13,8 +13,8 @@
 
 namespace conveyor {
 inline namespace v0 {
-namespace detail {
 
+/// The data section's allocator, shared by the workers filling one slot (thread-safe).
 class ArenaAllocator {
  public:
   static constexpr std::size_t alignment = 16;
@@ -57,12 +57,12 @@ class ArenaAllocator {
   std::size_t capacity_ = 0, pending_ = 0, reserve_ = 0, used_ = 0;
 };
 
-/// Where a GPU-bound sample's bytes go: the slot's pinned arena (data area) and its allocator.
+/// Where a device-bound sample's bytes go: the data section of the slot's pinned arena and its
+/// allocator (`DeviceTransform::stage`).
 struct StagingArea {
   std::byte* data = nullptr;
   ArenaAllocator* allocator = nullptr;
 };
 
-}  // namespace detail
 }  // namespace v0
 }  // namespace conveyor

@@ -1,52 +1,36 @@
 #pragma once
 /// @file
 /// The interface between `BatchPipeline` (plain C++, the same in every translation unit) and a
-/// device backend (CUDA code, compiled only where nvcc compiles). The CUDA backend registers its
-/// factory when a CUDA translation unit includes <conveyor/cuda/backend.cuh>; a pipeline asked
-/// for a device looks the factory up at run time, so class layouts never depend on the compiler.
+/// device backend (CUDA code, compiled only where nvcc compiles). The backend owns each slot's
+/// pinned and device arenas, output and events; it uploads a filled arena and runs the transform's
+/// device steps on it. The CUDA backend registers its factory when a CUDA translation unit
+/// includes <conveyor/cuda/backend.cuh>; a pipeline asked for a device looks the factory up at run
+/// time, so class layouts never depend on the compiler.
 
 #include <conveyor/config.hpp>
-#include <conveyor/core/tensor.hpp>
-#include <conveyor/ops/normalize.hpp>
-#include <conveyor/ops/plan.hpp>
+#include <conveyor/device/slot_layout.hpp>
+#include <conveyor/device/step.hpp>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <vector>
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*; declared here so no CUDA header is needed
 
 namespace conveyor {
 inline namespace v0 {
-namespace detail {
 
-/// Byte layout of a slot's arena, identical on host (pinned) and device:
-/// [labels: batch x int64][plans: batch x SamplePlan][data: decoded regions or finished samples]
-struct ArenaLayout {
-  std::size_t plans = 0;
-  std::size_t data = 0;
-  std::size_t total = 0;
-  static ArenaLayout make(std::size_t batch, std::size_t data_bytes) noexcept {
-    ArenaLayout l;
-    l.plans = batch * sizeof(std::int64_t);
-    l.data = (l.plans + batch * sizeof(ops::SamplePlan) + 255) / 256 * 256;
-    l.total = l.data + data_bytes;
-    return l;
-  }
-};
-
-struct DeviceStageConfig {
+struct DeviceBackendConfig {
   int device = 0;
   CUstream_st* consumer = nullptr;  ///< nullptr: the legacy default stream
   std::size_t slots = 0;
   std::size_t batch_size = 0;
-  ArenaLayout arena{};
-  std::size_t sample_bytes = 0;
-  bool resample = false;  ///< true: the fused kernel turns regions into samples; false: samples are uploaded finished
-  ops::OutputParams params{};
-  std::int32_t out_width = 0, out_height = 0;
+  SlotLayout layout{};
+  std::size_t sample_bytes = 0;  ///< of one output sample
+  std::vector<DeviceStepSpec> steps;  ///< the transform's device work, in order
 };
 
 /// Device-side counters of a backend.
@@ -54,21 +38,21 @@ struct DeviceStats {
   std::uint64_t batches = 0;
   std::uint64_t bytes_uploaded = 0;
   double h2d_seconds = 0;     ///< copy time, from device events
-  double kernel_seconds = 0;  ///< kernel time, from device events
+  double kernel_seconds = 0;  ///< the steps' time on the augment stream, from device events
   double kernel_max_seconds = 0;  ///< the longest batch's
   std::uint64_t pinned_bytes = 0;
   std::uint64_t device_bytes = 0;
 };
 
-class DeviceStage {
+class DeviceBackend {
  public:
-  virtual ~DeviceStage() = default;
-  /// The pinned arena of `slot` (ArenaLayout bytes).
+  virtual ~DeviceBackend() = default;
+  /// The pinned arena of `slot` (`DeviceBackendConfig::layout`).
   virtual std::byte* host_arena(std::size_t slot) = 0;
   /// Blocks until the last upload from `slot`'s pinned arena has finished (before refilling it).
   /// A device failure is kept for `failure()`: it is the pipeline's, not the waiting sample's.
   virtual void wait_uploaded(std::size_t slot) noexcept = 0;
-  /// Uploads `bytes` of `slot`'s arena and turns its `count` samples into the output (stager thread).
+  /// Uploads `bytes` of `slot`'s arena and runs the steps over its `count` samples (stager thread).
   virtual void submit(std::size_t slot, std::size_t count, std::size_t bytes) = 0;
   /// Orders the consumer's stream after `slot`'s output (no host wait).
   virtual void hand_out(std::size_t slot) = 0;
@@ -81,11 +65,13 @@ class DeviceStage {
   virtual DeviceStats stats() = 0;
 };
 
-using DeviceStageFactory = std::unique_ptr<DeviceStage> (*)(const DeviceStageConfig&);
+namespace detail {
+
+using DeviceBackendFactory = std::unique_ptr<DeviceBackend> (*)(const DeviceBackendConfig&);
 
 /// The CUDA backend's factory, set when a CUDA translation unit includes the backend.
-inline std::atomic<DeviceStageFactory>& cuda_stage_factory() noexcept {
-  static std::atomic<DeviceStageFactory> factory{nullptr};
+inline std::atomic<DeviceBackendFactory>& cuda_backend_factory() noexcept {
+  static std::atomic<DeviceBackendFactory> factory{nullptr};
   return factory;
 }
 

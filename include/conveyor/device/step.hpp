@@ -1,0 +1,108 @@
+#pragma once
+/// @file
+/// A step of a slot's device work: what a transform asks a device to do with a batch once its
+/// arena is uploaded (lay out filter windows and run the fused kernel; copy finished samples; a
+/// GPU decode). The transform names a step by a spec, a plain struct of parameters; a device
+/// backend implements the spec in code its compiler builds (CUDA) and registers a maker for it, so
+/// adding a step adds a spec and its implementation and changes neither the pipeline nor the
+/// backend. Plain C++: no CUDA header is needed here.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/device/slot_layout.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*; declared here so no CUDA header is needed
+
+namespace conveyor {
+inline namespace v0 {
+
+/// What a step is made for, once, when its pipeline is.
+struct DeviceStepConfig {
+  int device = 0;
+  std::size_t slots = 0;
+  std::size_t batch_size = 0;
+  SlotLayout layout{};
+  std::size_t sample_bytes = 0;  ///< of one output sample
+};
+
+/// One batch, as a step sees it.
+struct StepContext {
+  std::size_t slot = 0;
+  std::size_t count = 0;          ///< samples in the batch
+  const std::byte* arena = nullptr;  ///< the slot's device arena, in `DeviceStepConfig::layout`
+  void* output = nullptr;         ///< the slot's output tensor (count x sample_bytes)
+  CUstream_st* stream = nullptr;  ///< where the phase's work goes
+};
+
+/// A backend's implementation of one spec. Its phases are called by the pipeline's stager thread,
+/// one batch at a time, in order:
+///   after_upload  on the load stream, after the arena's copy and before the augment stream may
+///                 start (tables the next phase reads);
+///   produce       on the augment stream: the batch's output.
+class DeviceStep {
+ public:
+  virtual ~DeviceStep() = default;
+  virtual void after_upload(const StepContext&) {}
+  virtual void produce(const StepContext&) = 0;
+  /// Device memory the step holds (for `PipelineStats::device_bytes`).
+  [[nodiscard]] virtual std::size_t device_bytes() const noexcept { return 0; }
+};
+
+namespace detail {
+
+template <class Spec>
+using DeviceStepMaker = std::unique_ptr<DeviceStep> (*)(const Spec&, const DeviceStepConfig&);
+
+/// The maker a backend registered for `Spec` (null until a translation unit compiled with the
+/// backend's compiler includes its implementation).
+template <class Spec>
+std::atomic<DeviceStepMaker<Spec>>& device_step_maker() noexcept {
+  static std::atomic<DeviceStepMaker<Spec>> maker{nullptr};
+  return maker;
+}
+
+}  // namespace detail
+
+/// A step a transform asks for: a spec (a copyable struct with a `static constexpr const char*
+/// name`), made into the backend's `DeviceStep` when the pipeline is built.
+class DeviceStepSpec {
+ public:
+  template <class Spec>
+  [[nodiscard]] static DeviceStepSpec of(Spec spec) {
+    DeviceStepSpec s;
+    s.spec_ = std::make_shared<const Spec>(std::move(spec));
+    s.name_ = Spec::name;
+    s.make_ = [](const void* p, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
+      const auto maker = detail::device_step_maker<Spec>().load();
+      if (!maker)
+        throw ConfigError(std::string("device step '") + Spec::name +
+                          "' has no implementation in this program: include <conveyor/cuda/backend.cuh> in a "
+                          "translation unit compiled by nvcc");
+      return maker(*static_cast<const Spec*>(p), c);
+    };
+    return s;
+  }
+
+  [[nodiscard]] const char* name() const noexcept { return name_; }
+  /// The backend's implementation, made for `config`.
+  /// @throws ConfigError when no backend implements the spec.
+  [[nodiscard]] std::unique_ptr<DeviceStep> make(const DeviceStepConfig& config) const {
+    return make_(spec_.get(), config);
+  }
+
+ private:
+  DeviceStepSpec() = default;
+
+  std::shared_ptr<const void> spec_;
+  const char* name_ = "";
+  std::unique_ptr<DeviceStep> (*make_)(const void*, const DeviceStepConfig&) = nullptr;
+};
+
+}  // namespace v0
+}  // namespace conveyor

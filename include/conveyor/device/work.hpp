@@ -1,0 +1,79 @@
+#pragma once
+/// @file
+/// What a transform asks of a device: how much of a slot's arena its samples need and the steps
+/// that turn the uploaded arena into the batch (`DeviceWork`), the transforms that stage samples
+/// for those steps themselves (`DeviceTransform`), and the two steps conveyor ships.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/concepts.hpp>
+#include <conveyor/core/sample.hpp>
+#include <conveyor/device/staging.hpp>
+#include <conveyor/device/step.hpp>
+#include <conveyor/ops/normalize.hpp>
+#include <conveyor/ops/plan.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// The device copies finished samples (sample i at byte i * sample_bytes of the data section)
+/// into the output.
+struct CopySamples {
+  static constexpr const char* name = "copy samples";
+};
+
+/// The fused kernel: each sample's decoded window (where its `ops::SamplePlan` says) is resampled,
+/// flipped, normalised and converted into an `out_width` x `out_height` output; samples the plan
+/// marks `precomputed` are copied.
+struct ResampleSamples {
+  static constexpr const char* name = "resample samples";
+  ops::OutputParams params{};
+  std::int32_t out_width = 0, out_height = 0;
+};
+
+/// A transform's device work.
+struct DeviceWork {
+  /// Where a sample's bytes go in the data section: at `position * reserve` (finished samples,
+  /// written by `Transform::apply`), or wherever `DeviceTransform::stage` allocates them.
+  enum class Placement : std::uint8_t { by_position, staged };
+  Placement placement = Placement::by_position;
+  /// Bytes every sample is guaranteed in the data section.
+  std::size_t reserve = 0;
+  /// Bytes a sample is given on average when the pipeline sizes the arena (`arena_bytes` unset).
+  std::size_t budget = 0;
+  std::vector<DeviceStepSpec> steps;
+
+  /// Samples finished on the host, `sample_bytes` each, copied into the output by the device.
+  [[nodiscard]] static DeviceWork finished(std::size_t sample_bytes) {
+    return {Placement::by_position, sample_bytes, sample_bytes, {DeviceStepSpec::of(CopySamples{})}};
+  }
+};
+
+/// A transform that stages its samples for a device itself: `stage` writes what its steps read
+/// into `area` (a decoded window, say) and returns the sample's plan; `device_work()` says which
+/// steps and how much room (`DeviceWork::Placement::staged`). Workers call `stage` concurrently,
+/// each with its own workspace, as they call `apply`.
+template <class T>
+concept DeviceTransform = Transform<T> &&
+    requires(const T& t, const SampleContext& ctx, std::span<const std::byte> in, StagingArea& area,
+             typename T::Workspace& ws) {
+      { t.device_work() } -> std::same_as<DeviceWork>;
+      { t.stage(ctx, in, area, ws) } -> std::same_as<ops::SamplePlan>;
+    };
+
+/// The device work of any transform: its own, or its finished samples copied.
+template <Transform T>
+[[nodiscard]] DeviceWork device_work_of(const T& t) {
+  if constexpr (DeviceTransform<T>)
+    return t.device_work();
+  else
+    return DeviceWork::finished(t.sample_spec().bytes());
+}
+
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,78 @@
+#pragma once
+/// @file
+/// The device side of a pipeline: the stager thread submits each filled slot to the backend in
+/// batch order (upload, then the transform's device steps), and the first device failure is kept:
+/// a CUDA failure poisons the context, so the pipeline stays failed and says why.
+
+#include <conveyor/config.hpp>
+#include <conveyor/device/backend.hpp>
+#include <conveyor/pipeline/detail/ring.hpp>
+#include <conveyor/pipeline/detail/schedule.hpp>
+
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <utility>
+
+namespace conveyor {
+inline namespace v0 {
+namespace detail {
+
+class DeviceFeeder {
+ public:
+  /// `fixed_sample_bytes`: the bytes of each by-position sample, or 0 when samples are staged.
+  DeviceFeeder(Ring& ring, Schedule& schedule, SlotLayout layout, std::size_t fixed_sample_bytes)
+      : ring_(ring), schedule_(schedule), layout_(layout), fixed_(fixed_sample_bytes) {}
+
+  /// The stager thread's loop, until `stop` (read under the ring's mutex) is set.
+  void run(const bool& stop) {
+    std::unique_lock lock(ring_.mutex);
+    for (;;) {
+      ring_.done.wait(lock, [&] { return stop || schedule_.next_filled() >= 0; });
+      if (stop) return;
+      const auto index = static_cast<std::size_t>(schedule_.next_filled());
+      Slot& s = ring_.slots[index];
+      std::exception_ptr error = s.error ? nullptr : failure_;
+      if (!s.error && !failure_) {
+        busy_ = true;
+        const std::size_t bytes = layout_.upload_bytes(fixed_ ? s.count * fixed_ : s.arena.used());
+        lock.unlock();
+        try {
+          ring_.device->submit(index, s.count, bytes);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+        busy_ = false;
+        if (error) failure_ = error;
+      }
+      if (error && !s.error) s.error = error;
+      s.state = SlotState::ready;
+      schedule_.staged();
+      ring_.done.notify_all();
+    }
+  }
+
+  /// Whether a submission is under way (under the ring's mutex).
+  [[nodiscard]] bool busy() const noexcept { return busy_; }
+  /// The pipeline's device failure, if any: a submission's, or one the backend kept from a wait
+  /// or a release (under the ring's mutex).
+  [[nodiscard]] std::exception_ptr failure() {
+    if (!failure_) failure_ = ring_.device->failure();
+    return failure_;
+  }
+  /// Keeps `e` as the pipeline's failure (under the ring's mutex).
+  void fail(std::exception_ptr e) noexcept { failure_ = std::move(e); }
+
+ private:
+  Ring& ring_;
+  Schedule& schedule_;
+  const SlotLayout layout_;
+  const std::size_t fixed_;
+  bool busy_ = false;
+  std::exception_ptr failure_;
+};
+
+}  // namespace detail
+}  // namespace v0
+}  // namespace conveyor
