@@ -21,6 +21,7 @@
 #include <conveyor/io/jpeg.hpp>
 #include <conveyor/io/jpeg_encoder.hpp>
 #include <conveyor/ops/augment.hpp>
+#include <conveyor/pipeline/any.hpp>
 #include <conveyor/pipeline/batch.hpp>
 #include <conveyor/pipeline/batch_pipeline.hpp>
 #include <conveyor/pipeline/image_augment.hpp>

@@ -230,6 +230,34 @@ TEST_CASE("raw tensors and zero workers go through the device too", "[gpu][raw]"
   require_same_as_cpu(jpeg_dataset(10), ImageAugment::train(16), {.batch_size = 4, .workers = 0, .device = 0});
 }
 
+TEST_CASE("an erased pipeline on the GPU gives the typed CPU pipeline's batches", "[gpu][any]") {
+  const InMemory data = jpeg_dataset(17);
+  const PipelineOptions o{.batch_size = 5, .workers = 3, .seed = 4, .device = 0};
+  PipelineOptions cpu = o;
+  cpu.device = cpu_device;
+  ImageAugment aug = ImageAugment::train(32);
+  aug.dtype = DType::bf16;
+  const RawTensor raw{SampleSpec{DType::u8, 1, {8, 0, 0}}};
+  InMemory raws;
+  for (std::uint64_t i = 0; i < 11; ++i) {
+    std::byte b[8];
+    std::memcpy(b, &i, 8);
+    raws.add(b, std::int64_t(i));
+  }
+  const auto check = [&](const InMemory& set, const AnyTransform& transform, const std::vector<HostBatch>& typed) {
+    AnyPipeline erased(AnyDataset(set), AnySampler(RandomSampler(set.size(), {.seed = 7})), transform, o);
+    std::vector<HostBatch> got;
+    for (int e = 0; e < 2; ++e) {
+      erased.set_epoch(e);
+      for (const Batch& b : erased) got.push_back(host_copy(b));
+    }
+    REQUIRE(got.size() == typed.size());
+    for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == typed[i]);
+  };
+  check(data, AnyTransform(aug), run(data, aug, cpu));
+  check(raws, AnyTransform(raw), run(raws, raw, cpu));
+}
+
 TEST_CASE("a failed sample is raised at its GPU batch and the next epoch runs", "[gpu][errors]") {
   FaultyDataset<InMemory> data(jpeg_dataset(12, 6));
   data.corrupt = {7};
