@@ -19,6 +19,10 @@
 # Build dependencies the machine lacks (Catch2, Google Benchmark) are found through
 # CONVEYOR_DEPS (default .device-deps, made by the shared device-deps tool); real test images
 # through CONVEYOR_TEST_DATA (default .testdata, a copy of the test-image folder).
+#
+# The summary lists every step of the part asked for: pass, FAIL, or "not run" with the reason
+# (no test images, one GPU, no PyTorch, no Google Benchmark). The script exits 1 when any step
+# failed, 0 otherwise.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0  # NVLink multicast off (shared hosts)
 cd "$(dirname "$0")/../.."
@@ -40,6 +44,10 @@ step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
   local t0=$SECONDS
   if "$@" > "$logs/$name.log" 2>&1; then result[$name]="pass ($((SECONDS - t0)) s)"; else result[$name]="FAIL ($((SECONDS - t0)) s)"; fi
   echo "== $name: ${result[$name]}"
+}
+not_run() {  # not_run NAME REASON: a step that could not run here, and why
+  result[$1]="not run: $2"
+  echo "== $1: ${result[$1]}"
 }
 
 {
@@ -72,12 +80,17 @@ bench=$build/tools/conveyor-bench
 # ImageNet-like sets cut from the test photos: 100 classes for throughput, 10 for training.
 inet=/tmp/conveyor-imagenet-like
 inet10=/tmp/conveyor-10-classes
-if [ -d "$CONVEYOR_TEST_DATA/photos" ] && [ "$part" != profile ]; then
-  [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
-    --out "$inet" --count 5000 --classes 100 --seed 1
-  [ -d "$inet10" ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
-    --count 5000 --classes 10 --seed 2 > /dev/null
+if [ "$part" != profile ]; then
+  if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
+    [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
+      --out "$inet" --count 5000 --classes 100 --seed 1
+    [ -d "$inet10" ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
+      --count 5000 --classes 10 --seed 2 > /dev/null
+  else
+    not_run make_dataset "no test photos at $CONVEYOR_TEST_DATA/photos: no throughput, training or distributed runs"
+  fi
 fi
+torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2> /dev/null)
 
 if want check; then
 step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
@@ -89,8 +102,11 @@ for tool in memcheck racecheck synccheck; do
 done
 
 for data in examples/data/samples "$CONVEYOR_TEST_DATA/imagefolder"; do
-  [ -d "$data" ] || continue
   name=$(basename "$data")
+  if [ ! -d "$data" ]; then
+    not_run "checksum_$name" "no folder $data"
+    continue
+  fi
   for dtype in f32 bf16 u8; do
     "$bench" --data "$data" --device cpu --batch 5 --epochs 2 --dtype "$dtype" --checksum --workers 4 \
       | grep '^checksum' > "$logs/checksum_cpu_${name}_$dtype.txt"
@@ -109,7 +125,9 @@ fi  # check
 # Data-parallel: one process per GPU, NCCL checks each epoch is the dataset exactly once plus
 # padding (needs two GPUs).
 gpus=$(nvidia-smi -L | wc -l)
-if (want check || [ "$part" = distributed ]) && [ -d "$inet" ] && [ "$gpus" -ge 2 ]; then
+if (want check || [ "$part" = distributed ]) && { [ ! -d "$inet" ] || [ "$gpus" -lt 2 ]; }; then
+  not_run distributed "$([ "$gpus" -lt 2 ] && echo "$gpus GPU: the example needs two or more" || echo "no ImageNet-like set")"
+elif want check || [ "$part" = distributed ]; then
   step distributed examples/distributed/launch.sh "$gpus" "$build/examples/distributed/conveyor-distributed" \
     --data "$inet" --epochs 3 --batch 256 --workers 8
   if command -v torchrun > /dev/null; then
@@ -119,41 +137,55 @@ if (want check || [ "$part" = distributed ]) && [ -d "$inet" ] && [ "$gpus" -ge 
   fi
 fi
 
-if want check && [ -d "$inet10" ]; then
+if want check && { [ ! -d "$inet10" ] || [ -z "$torch_prefix" ]; }; then
+  not_run libtorch_train "$([ -z "$torch_prefix" ] && echo "PyTorch not found by python3" || echo "no 10-class set")"
+elif want check; then
   # The libtorch example against this machine's PyTorch: a ResNet-18 on the 10-class set.
-  torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2> /dev/null)
-  if [ -n "$torch_prefix" ]; then
-    step torch_configure cmake -S . -B build-torch -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DCONVEYOR_ENABLE_CUDA=ON -DCONVEYOR_BUILD_TESTS=OFF -DCONVEYOR_BUILD_BENCHMARKS=OFF -DCONVEYOR_BUILD_TOOLS=OFF \
-      -DCMAKE_PREFIX_PATH="$deps/usr;$torch_prefix" "${jpeg[@]}"
-    step torch_build cmake --build build-torch -j "$(nproc)" --target conveyor-libtorch-train
-    step libtorch_train build-torch/examples/libtorch_train/conveyor-libtorch-train --data "$inet10" --steps 300 \
-      --batch 128 --size 224 --width 64 --workers 16 --csv "$out/libtorch_loss.csv"
-    python3 benchmarks/compare/svg_plot.py --out "$out/libtorch_loss.svg" --csv "$out/libtorch_loss.csv" --every 10 \
-      --title "ResNet-18 on 10 classes, fed by conveyor on one $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
-  fi
+  step torch_configure cmake -S . -B build-torch -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCONVEYOR_ENABLE_CUDA=ON -DCONVEYOR_BUILD_TESTS=OFF -DCONVEYOR_BUILD_BENCHMARKS=OFF -DCONVEYOR_BUILD_TOOLS=OFF \
+    -DCMAKE_PREFIX_PATH="$deps/usr;$torch_prefix" "${jpeg[@]}"
+  step torch_build cmake --build build-torch -j "$(nproc)" --target conveyor-libtorch-train
+  step libtorch_train build-torch/examples/libtorch_train/conveyor-libtorch-train --data "$inet10" --steps 300 \
+    --batch 128 --size 224 --width 64 --workers 16 --csv "$out/libtorch_loss.csv"
+  python3 benchmarks/compare/svg_plot.py --out "$out/libtorch_loss.svg" --csv "$out/libtorch_loss.csv" --every 10 \
+    --title "ResNet-18 on 10 classes, fed by conveyor on one $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
 fi
 
 # Throughput on the ImageNet-like set (RandomResizedCrop 224, flip, normalize, bf16 NCHW,
 # batch 256), timed from the iterator's creation over 2 epochs.
-if want perf && [ -d "$inet" ]; then
+if want perf && [ ! -d "$inet" ]; then
+  not_run perf "no ImageNet-like set"
+elif want perf; then
   for run in "cuda 1 on" "cuda 4 on" "cuda 8 on" "cuda 16 on" "cuda 16 off" "cpu 16 on"; do
     set -- $run
     name=throughput_$1_$(printf %02d "$2")_roi_$3
-    "$bench" --data "$inet" --device "$1" --workers "$2" --batch 256 --epochs 2 --dtype bf16 \
-      --roi "$3" --decode-scaling "$([ "$3" = on ] && echo auto || echo off)" > "$logs/$name.log" 2>&1
-    result[$name]="$(tail -n 1 "$logs/$name.log")"
+    if "$bench" --data "$inet" --device "$1" --workers "$2" --batch 256 --epochs 2 --dtype bf16 \
+      --roi "$3" --decode-scaling "$([ "$3" = on ] && echo auto || echo off)" > "$logs/$name.log" 2>&1; then
+      result[$name]="$(tail -n 1 "$logs/$name.log")"
+    else
+      result[$name]="FAIL: $(tail -n 1 "$logs/$name.log")"
+    fi
   done
-  # The kernel against the copy ceiling, the seeds' serial loop, and a consumer with GPU work.
-  if [ -x "$build/benchmarks/bench_pipeline" ]; then
-    step bench_pipeline "$build/benchmarks/bench_pipeline" --data "$inet"
-  fi
-  # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts.
-  step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
-    --bench "$bench" --svg "$out/throughput.svg"
-  # One core's decode: whole image, crop window, window at the DCT scale; wrapper cost.
-  if [ -x "$build/benchmarks/bench_decode" ]; then
+  # The kernel against the copy ceiling, the seeds' serial loop, and a consumer with GPU work;
+  # one core's decode: whole image, crop window, window at the DCT scale; wrapper cost; the
+  # type-erased pipeline against the typed one.
+  for b in bench_pipeline bench_decode bench_any; do
+    [ -x "$build/benchmarks/$b" ] || not_run "$b" "not built (Google Benchmark not found)"
+  done
+  [ -x "$build/benchmarks/bench_pipeline" ] && step bench_pipeline "$build/benchmarks/bench_pipeline" --data "$inet"
+  [ -x "$build/benchmarks/bench_decode" ] &&
     step bench_decode "$build/benchmarks/bench_decode" --imagenet "$inet" --photos "$CONVEYOR_TEST_DATA/photos"
+  [ -x "$build/benchmarks/bench_any" ] && step bench_any "$build/benchmarks/bench_any" --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true
+  if [ -z "$torch_prefix" ]; then
+    not_run compare "PyTorch not found by python3"
+  else
+    # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts; and the
+    # DALI comparison's shape (f32, batch 64, 16 threads; DALI itself where it is installed).
+    step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
+      --bench "$bench" --svg "$out/throughput.svg"
+    step compare_dali env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dali_vs_conveyor.py --data "$inet" \
+      --bench "$bench" --device cuda --threads 16
   fi
 fi
 
@@ -191,9 +223,20 @@ fi
   echo
   grep -A 8 '^| workers' "$logs/compare.log" 2> /dev/null
   echo
+  grep -A 4 '^| threads' "$logs/compare_dali.log" 2> /dev/null
+  tail -n 1 "$logs/compare_dali.log" 2> /dev/null
+  echo
+  grep -E '^(typed|erased)_[a-z]+/real_time_median' "$logs/bench_any.log" 2> /dev/null
+  echo
   sed -n '/^| kernel/,$p' "$logs/bench_pipeline.log" 2> /dev/null
   echo
   grep -hE '^epoch|^distributed' "$logs"/distributed*.log 2> /dev/null
   grep -E '^loss|img/s|^h2d|^kernel' "$logs/libtorch_train.log" 2> /dev/null
 } | tee "$out/summary.md"
 tar czf "$out/logs.tgz" -C "$logs" . && rm -rf "$logs"
+failed=$(for k in "${!result[@]}"; do case ${result[$k]} in FAIL*) echo "$k" ;; esac; done | sort | tr '\n' ' ')
+if [ -n "$failed" ]; then
+  echo "run.sh: FAILED: $failed"
+  exit 1
+fi
+echo "run.sh: every step that ran passed"
