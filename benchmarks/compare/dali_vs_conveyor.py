@@ -31,6 +31,8 @@ import torch
 import torchvision
 from torchvision import transforms
 
+from svg_plot import line_chart
+
 MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
 
@@ -109,6 +111,7 @@ def main():
     ap.add_argument("--threads", default=str(os.cpu_count()), help="comma-separated worker/thread counts")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--svg", help="also draw img/s against threads into this SVG file")
     args = ap.parse_args()
     n = count_images(args.data)
     rows, dali_version = [], None
@@ -129,6 +132,14 @@ def main():
     gpu = f", {torch.cuda.get_device_name()}" if args.device == "cuda" else ""
     print(f"\n{dali_version}, torch {torch.__version__}, torchvision {torchvision.__version__}, "
           f"Python {platform.python_version()}, {os.cpu_count()} CPUs{gpu}")
+    if args.svg:
+        threads = [t for t, *_ in rows]
+        series = [("PyTorch DataLoader", [r[2] for r in rows]), ("conveyor", [r[3] for r in rows])]
+        if all(r[1] for r in rows):
+            series.insert(0, ("DALI", [r[1] for r in rows]))
+        with open(args.svg, "w") as f:
+            f.write(line_chart(threads, series, f"RandomResizedCrop 224 + flip + normalize, f32 CHW, on {args.device} ({os.cpu_count()} CPUs)",
+                               x_label="worker threads"))
 
 
 if __name__ == "__main__":
