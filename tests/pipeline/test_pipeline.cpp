@@ -331,6 +331,30 @@ TEST_CASE("starvation says which side waits: the loader or the consumer", "[pipe
   }
 }
 
+TEST_CASE("wait_ready says when a batch can be taken without blocking, and slots_held what is kept",
+          "[pipeline][lifecycle]") {
+  FaultyDataset<IndexDataset> slow(IndexDataset{12});
+  slow.delay = std::chrono::milliseconds(40);
+  BatchPipeline pipe(slow, SequentialSampler{12}, index_tensor, {.batch_size = 2, .workers = 1, .prefetch = 2});
+  auto it = pipe.begin();
+  CHECK_FALSE(it.wait_ready(std::chrono::milliseconds(1)));  // 80 ms of reads to go
+  REQUIRE(it.wait_ready(std::chrono::seconds(10)));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<Batch> first = *it;  // does not block now
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20));
+  CHECK(pipe.slots_held() == 1);
+  ++it;
+  const Batch second = *it;
+  CHECK(pipe.slots_held() == 2);  // every slot: no third batch can be made until one is released
+  ++it;
+  CHECK_FALSE(it.wait_ready(std::chrono::milliseconds(200)));
+  first->wait_async(nullptr);  // a host batch: nothing to order
+  first.reset();
+  CHECK(pipe.slots_held() == 1);
+  CHECK(it.wait_ready(std::chrono::seconds(10)));
+  CHECK((*it).indices()[0] == 4);
+}
+
 TEST_CASE("the samples of one batch are prepared in parallel by all workers", "[pipeline][parallel]") {
   FaultyDataset<IndexDataset> data(IndexDataset{64});
   data.rendezvous = 4;  // a read returns only once 4 reads are in progress together (or after 5 s)

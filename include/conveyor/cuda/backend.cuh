@@ -13,6 +13,7 @@
 ///   LOAD stream      wait ready[s], released[s] ─ H2D arena ─ steps' after_upload ─ record uploaded[s]
 ///   AUGMENT stream   (greatest priority)        wait uploaded[s], released[s] ─ steps' produce ─ record ready[s]
 ///   consumer stream                                          wait ready[s] ─ user's work ─ record released[s]
+///   (the pipeline's stream, or the one `Batch::wait_async` last handed the batch to)
 ///   host             workers wait uploaded[s] before writing that pinned arena again
 ///
 /// The consumer's thread never waits for the GPU: it only makes its stream wait for `ready`.
@@ -33,6 +34,7 @@
 #include <conveyor/device/backend.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -118,15 +120,18 @@ class CudaBackend final : public DeviceBackend {
     stats_.bytes_uploaded += bytes;
   }
 
-  void hand_out(std::size_t slot) override {
+  void hand_out(std::size_t slot, CUstream_st* stream) override {
     DeviceGuard guard(c_.device);  // the legacy default stream is the current device's
-    CONVEYOR_CUDA_TRY(cudaStreamWaitEvent(consumer_, slots_[slot]->ready.get(), 0));
+    const cudaStream_t s = stream ? stream : consumer_;
+    CONVEYOR_CUDA_TRY(cudaStreamWaitEvent(s, slots_[slot]->ready.get(), 0));
+    slots_[slot]->consumer.store(s, std::memory_order_release);
   }
 
   void release(std::size_t slot) noexcept override {
     try {
       DeviceGuard guard(c_.device);
-      CONVEYOR_CUDA_TRY(cudaEventRecord(slots_[slot]->released.get(), consumer_));
+      Slot& s = *slots_[slot];
+      CONVEYOR_CUDA_TRY(cudaEventRecord(s.released.get(), s.consumer.load(std::memory_order_acquire)));
     } catch (...) {
       keep_failure();
     }
@@ -161,6 +166,7 @@ class CudaBackend final : public DeviceBackend {
     DeviceBuffer arena;
     DeviceBuffer output;
     Event uploaded, ready, released;
+    std::atomic<cudaStream_t> consumer{cudaStreamLegacy};  // the stream last handed the batch: released is recorded there
     TimedEvent h2d_start, h2d_end, kernel_start, kernel_end;
     bool timing_pending = false;  // a copy and kernel not yet timed; guarded by submit_mutex_
   };

@@ -54,9 +54,11 @@ class DeviceBackend {
   virtual void wait_uploaded(std::size_t slot) noexcept = 0;
   /// Uploads `bytes` of `slot`'s arena and runs the steps over its `count` samples (stager thread).
   virtual void submit(std::size_t slot, std::size_t count, std::size_t bytes) = 0;
-  /// Orders the consumer's stream after `slot`'s output (no host wait).
-  virtual void hand_out(std::size_t slot) = 0;
-  /// Marks the consumer's work on `slot` done: later uploads and kernels into it wait for it.
+  /// Orders `stream` (nullptr: the pipeline's consumer stream) after `slot`'s output, with no host
+  /// wait, and makes it the stream `release` is ordered after. Thread-safe per slot.
+  virtual void hand_out(std::size_t slot, CUstream_st* stream) = 0;
+  /// Marks the consumer's work on `slot` done, after what was queued by now on the stream it was
+  /// last handed to: later uploads and kernels into it wait for it.
   virtual void release(std::size_t slot) noexcept = 0;
   /// A failure `wait_uploaded` or `release` could not throw, if any.
   virtual std::exception_ptr failure() const noexcept = 0;

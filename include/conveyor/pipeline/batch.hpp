@@ -15,6 +15,8 @@
 #include <span>
 #include <utility>
 
+struct CUstream_st;  // cudaStream_t is CUstream_st*; no CUDA header needed here
+
 namespace conveyor {
 inline namespace v0 {
 
@@ -65,6 +67,15 @@ class Batch {
   [[nodiscard]] std::uint64_t number() const noexcept { return d_.number; }
   /// Samples of this batch replaced under `OnError::skip`.
   [[nodiscard]] std::span<const SkippedSample> skipped() const noexcept { return d_.skipped; }
+
+  /// Makes `stream` (a `cudaStream_t` of the batch's device; nullptr: the pipeline's stream) wait
+  /// for the batch on the device, with no host wait, for a consumer that reads it on another
+  /// stream than the pipeline's. The slot is then released after the work `stream` has queued when
+  /// the last copy of the batch dies. Nothing to do for a host batch.
+  /// @throws CudaError when the wait cannot be queued.
+  void wait_async(CUstream_st* stream) const {
+    if (ring_ && ring_->device) ring_->device->hand_out(slot_, stream);
+  }
 
  private:
   friend Batch detail::make_batch(std::shared_ptr<detail::Ring>, std::size_t, std::uint64_t, const SampleSpec&, void*,

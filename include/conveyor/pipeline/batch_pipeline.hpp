@@ -157,6 +157,15 @@ class BatchPipeline {
                               device ? &*device : nullptr);
   }
 
+  /// Slots whose batch is handed out and still held (by Batch copies or tensors made from them).
+  /// When all `prefetch` are, no batch can be made until one is released.
+  [[nodiscard]] std::size_t slots_held() const {
+    std::lock_guard lock(ring_->mutex);
+    std::size_t n = 0;
+    for (const detail::Slot& s : ring_->slots) n += s.state == detail::SlotState::handed;
+    return n;
+  }
+
   /// Every sample replaced under `OnError::skip` in the batches delivered so far.
   [[nodiscard]] std::vector<SkippedSample> skipped() const {
     std::lock_guard lock(ring_->mutex);
@@ -190,6 +199,10 @@ class BatchPipeline {
       return *current_;
     }
     const Batch* operator->() { return &**this; }
+    /// Waits at most `timeout` for the current batch (or its failure) to be ready, so that `*it`
+    /// will not block; true when it is. With zero workers it is true at once: the consumer's thread
+    /// makes the batch when it asks for it. For consumers that must stay responsive (signals).
+    [[nodiscard]] bool wait_ready(std::chrono::nanoseconds timeout) { return taken_ || p_->wait_ready(k_, timeout); }
     /// Releases the iterator's hold on the current batch and moves to the next.
     Iterator& operator++() {
       if (!taken_) **this;  // a skipped batch still surfaces its errors, in order
@@ -325,7 +338,7 @@ class BatchPipeline {
     s.state = detail::SlotState::handed;
     if (ring_->device) {
       try {
-        ring_->device->hand_out(slot);
+        ring_->device->hand_out(slot, o_.stream);
       } catch (...) {
         feeder_->fail(std::current_exception());
         s.state = detail::SlotState::free;
@@ -339,6 +352,14 @@ class BatchPipeline {
     if (ring_->device)
       return detail::make_batch(ring_, slot, k, spec_, ring_->device->output(slot), ring_->device->labels(slot), device_);
     return detail::make_batch(ring_, slot, k, spec_, s.images.data(), s.labels.data(), device_);
+  }
+
+  bool wait_ready(std::uint64_t k, std::chrono::nanoseconds timeout) {
+    if (o_.workers == 0) return true;
+    std::unique_lock lock(ring_->mutex);
+    return ring_->done.wait_for(lock, timeout, [&] {
+      return schedule_->find(detail::SlotState::ready, k) >= 0 || (feeder_ && feeder_->failure());
+    });
   }
 
   void finish_epoch() {
