@@ -11,7 +11,8 @@ DALI: fn.readers.file, fn.decoders.image_random_crop (the crop fused into the de
 turbo's ROI decode on the CPU, nvJPEG on the GPU), fn.resize (antialiased linear),
 fn.crop_mirror_normalize; device_id=None on the CPU. DataLoader: torchvision ImageFolder (PIL),
 RandomResizedCrop, RandomHorizontalFlip, ToTensor, Normalize; persistent workers. conveyor:
-conveyor-bench --transform train --dtype f32 --layout nchw.
+conveyor-bench --transform train --dtype f32 --layout nchw, and conveyor.Loader (Python, torch
+tensors) where the package is installed.
 
     python3 benchmarks/compare/dali_vs_conveyor.py --data DIR --bench build/tools/conveyor-bench
 
@@ -32,6 +33,11 @@ import torchvision
 from torchvision import transforms
 
 from svg_plot import line_chart
+
+try:
+    import conveyor
+except ImportError:  # the C++ tool alone
+    conveyor = None
 
 MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
@@ -103,6 +109,20 @@ def conveyor_rate(bench, data, threads, batch, epochs, device):
     return float(re.search(r"([0-9.]+) img/s\s*$", out).group(1))
 
 
+def python_rate(data, threads, batch, epochs, device):
+    start = time.perf_counter()
+    loader = conveyor.Loader(conveyor.ImageFolder(data), batch_size=batch, shuffle=True, seed=0, workers=threads,
+                             device=device, transform=conveyor.ImageAugment.train(224, dtype="f32"))
+    images = 0
+    for epoch in range(epochs):
+        loader.set_epoch(epoch)
+        for x, y in loader:
+            images += len(y)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return images / (time.perf_counter() - start)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", required=True)
@@ -119,16 +139,20 @@ def main():
         dali, dali_version = dali_rate(args.data, t, args.batch, args.epochs, args.device)
         dl = dataloader_rate(args.data, t, args.batch, args.epochs, args.device)
         cv = conveyor_rate(args.bench, args.data, t, args.batch, args.epochs, args.device)
-        rows.append((t, dali, dl, cv))
+        py = python_rate(args.data, t, args.batch, args.epochs, args.device) if conveyor else None
+        rows.append((t, dali, dl, cv, py))
         shown = f"{dali:.0f}" if dali else dali_version
-        print(f"threads {t}: DALI {shown}, DataLoader {dl:.0f}, conveyor {cv:.0f} img/s", flush=True)
+        print(f"threads {t}: DALI {shown}, DataLoader {dl:.0f}, conveyor {cv:.0f}, conveyor.Loader "
+              f"{f'{py:.0f}' if py else 'not installed'} img/s", flush=True)
     print(f"\n{n} images, batch {args.batch}, {args.epochs} epochs, device {args.device}")
-    print("\n| threads | DALI img/s | PyTorch DataLoader img/s | conveyor img/s | conveyor / DALI | conveyor / DataLoader |")
-    print("|---|---|---|---|---|---|")
-    for t, dali, dl, cv in rows:
+    print("\n| threads | DALI img/s | PyTorch DataLoader img/s | conveyor img/s | conveyor / DALI | conveyor / DataLoader "
+          "| conveyor.Loader (Python) img/s |")
+    print("|---|---|---|---|---|---|---|")
+    for t, dali, dl, cv, py in rows:
         d = f"{dali:.0f}" if dali else dali_version
         r = f"{cv / dali:.2f}x" if dali else "-"
-        print(f"| {t} | {d} | {dl:.0f} | {cv:.0f} | {r} | {cv / dl:.2f}x |")
+        p = f"{py:.0f}" if py else "not installed"
+        print(f"| {t} | {d} | {dl:.0f} | {cv:.0f} | {r} | {cv / dl:.2f}x | {p} |")
     gpu = f", {torch.cuda.get_device_name()}" if args.device == "cuda" else ""
     print(f"\n{dali_version}, torch {torch.__version__}, torchvision {torchvision.__version__}, "
           f"Python {platform.python_version()}, {os.cpu_count()} CPUs{gpu}")

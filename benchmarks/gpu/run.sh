@@ -9,8 +9,11 @@
 #
 #   benchmarks/gpu/run.sh [all|check|perf|distributed|profile]  # from the repository root; default all
 #
-# check: the tests, the sanitizers, the checksums, the distributed and libtorch examples;
-# perf: throughput, the kernel against the copy ceiling, the DataLoader comparison, decoding;
+# check: the tests, the sanitizers, the checksums, the distributed and libtorch examples, the
+# Python package (built with pip into a venv that sees the machine's torch) with its tests and
+# training example;
+# perf: throughput, the kernel against the copy ceiling, the DataLoader and DALI comparisons (with
+# the Python loader beside them), the Python loop against conveyor-bench, decoding;
 # distributed: only the distributed example, on every GPU (with launch.sh, and torchrun if there);
 # profile (not part of all): Nsight Compute counters of one fused-kernel launch per dtype, as
 # RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
@@ -91,6 +94,18 @@ if [ "$part" != profile ]; then
   fi
 fi
 torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2> /dev/null)
+# The Python package in a venv over the machine's site-packages (torch, nanobind, scikit-build-core);
+# DLPack's header from CONVEYOR_DEPS. Made once per machine, by check or perf, whichever runs first.
+venv=/tmp/conveyor-venv
+py=python3
+if [ "$part" = check ] || [ "$part" = perf ] || [ "$part" = all ]; then
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv --system-site-packages "$venv" > "$logs/venv.log" 2>&1
+    step python_install env CMAKE_PREFIX_PATH="$deps/usr" "$venv/bin/pip" install --no-build-isolation --no-index . \
+      --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90
+  fi
+  "$venv/bin/python" -c 'import conveyor' 2> /dev/null && py=$venv/bin/python
+fi
 
 if want check; then
 step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
@@ -134,6 +149,17 @@ elif want check || [ "$part" = distributed ]; then
     # 13 photos over 2 ranks: one index padded per epoch.
     step distributed_torchrun torchrun --standalone --nproc-per-node="$gpus" --no-python \
       "$build/examples/distributed/conveyor-distributed" --data examples/data/samples --epochs 3 --batch 4 --workers 2
+  fi
+fi
+
+if want check && [ "$py" = python3 ]; then
+  not_run python_tests "the Python package did not install (python_install)"
+elif want check; then
+  step python_tests env CONVEYOR_BENCH="$PWD/$bench" "$py" -m pytest -q -p no:cacheprovider tests/python
+  if [ -d "$inet10" ]; then
+    step python_train "$py" examples/python/train.py --data "$inet10" --steps 300 --batch 128 --size 224 --workers 16
+  else
+    not_run python_train "no 10-class set"
   fi
 fi
 
@@ -182,10 +208,16 @@ elif want perf; then
   else
     # The PyTorch DataLoader against conveyor, on the same set, at the same worker counts; and the
     # DALI comparison's shape (f32, batch 64, 16 threads; DALI itself where it is installed).
-    step compare env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
+    step compare env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/dataloader_vs_conveyor.py --data "$inet" \
       --bench "$bench" --svg "$out/throughput.svg"
-    step compare_dali env PYTHONUNBUFFERED=1 python3 benchmarks/compare/dali_vs_conveyor.py --data "$inet" \
+    step compare_dali env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/dali_vs_conveyor.py --data "$inet" \
       --bench "$bench" --device cuda --threads 16
+    if [ "$py" = python3 ]; then
+      not_run python_vs_bench "the Python package did not install (python_install)"
+    else
+      step python_vs_bench env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/python_vs_bench.py --data "$inet" \
+        --bench "$bench" --device cuda --workers 1,16
+    fi
   fi
 fi
 
@@ -222,6 +254,10 @@ fi
   grep -A 8 '^| set' "$logs/bench_decode.log" 2> /dev/null
   echo
   grep -A 8 '^| workers' "$logs/compare.log" 2> /dev/null
+  echo
+  grep -A 4 '^| workers' "$logs/python_vs_bench.log" 2> /dev/null
+  tail -n 3 "$logs/python_tests.log" 2> /dev/null
+  grep -E '^loss|img/s' "$logs/python_train.log" 2> /dev/null
   echo
   grep -A 4 '^| threads' "$logs/compare_dali.log" 2> /dev/null
   tail -n 1 "$logs/compare_dali.log" 2> /dev/null

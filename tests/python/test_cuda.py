@@ -1,0 +1,66 @@
+"""conveyor.Loader on a GPU: the CPU loader's batches bit for bit, ready on the stream torch is
+using when the batch is yielded, and each slot reused only after that stream's work on it."""
+import pytest
+
+import conveyor
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available() or not conveyor.has_cuda_backend():
+    pytest.skip("needs a CUDA device and the CUDA backend", allow_module_level=True)
+
+
+def cpu_batches(data, transform, **kw):
+    loader = conveyor.Loader(data, device="cpu", transform=transform, **kw)
+    return [(images.clone(), labels.clone()) for images, labels in loader]
+
+
+@pytest.mark.parametrize("dtype,layout", [("bf16", "nchw"), ("f32", "nhwc"), ("u8", "nchw")])
+def test_gpu_batches_equal_cpu_batches(samples, dtype, layout):
+    data = conveyor.ImageFolder(str(samples))
+    transform = conveyor.ImageAugment.train(64, dtype=dtype, layout=layout)
+    kw = dict(batch_size=4, shuffle=True, seed=3, workers=3)
+    want = cpu_batches(data, transform, **kw)
+    got = [(images, labels) for images, labels in
+           ((i.cpu(), l.cpu()) for i, l in conveyor.Loader(data, device="cuda", transform=transform, **kw))]
+    assert len(got) == len(want) == 4
+    for (images, labels), (want_images, want_labels) in zip(got, want):
+        assert images.dtype == want_images.dtype and torch.equal(images, want_images)
+        assert torch.equal(labels, want_labels)
+
+
+def test_a_consumer_on_its_own_stream_reads_whole_batches_and_frees_slots_after_its_work(samples, tmp_path):
+    # Many batches through two slots, read on a non-default torch stream that sleeps first, so its
+    # reads run long after the batch was yielded and the slot looks free to the host: a batch not
+    # waited for, or a slot refilled before the stream is done with it, changes what it reads.
+    files = sorted(p for p in samples.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg"))
+    listing = tmp_path / "list.txt"
+    listing.write_text("".join(f"{p} 0\n" for p in files) * 4)
+    data = conveyor.FileList(str(listing))
+    transform = conveyor.ImageAugment.train(96, dtype="f32")
+    kw = dict(batch_size=8, shuffle=True, seed=9, workers=4, prefetch=2)
+    want = cpu_batches(data, transform, **kw)
+    stream = torch.cuda.Stream()
+    copies = []
+    with torch.cuda.stream(stream):
+        for images, labels in conveyor.Loader(data, device="cuda", transform=transform, **kw):
+            torch.cuda._sleep(20_000_000)  # about 10 ms on the stream, before it reads the batch
+            copies.append((images.clone(), labels.clone()))
+            del images, labels  # the slot is free for the host now, but not for the device
+    torch.cuda.synchronize()
+    assert len(copies) == len(want)
+    for (images, labels), (want_images, want_labels) in zip(copies, want):
+        assert torch.equal(images.cpu(), want_images)
+        assert torch.equal(labels.cpu(), want_labels)
+
+
+def test_dlpack_objects_carry_the_device_and_honour_the_stream_argument(samples):
+    data = conveyor.ImageFolder(str(samples))
+    loader = conveyor.Loader(data, batch_size=4, device="cuda:0", output="dlpack",
+                             transform=conveyor.ImageAugment.eval(72, 64, dtype="u8"))
+    images, labels = next(iter(loader))
+    assert images.__dlpack_device__() == (2, 0)  # kDLCUDA, device 0
+    stream = torch.cuda.Stream()
+    t = torch.utils.dlpack.from_dlpack(images.__dlpack__(stream=stream.cuda_stream))
+    assert t.is_cuda and tuple(t.shape) == (4, 3, 64, 64)
+    with pytest.raises(ValueError, match="stream 0"):
+        images.__dlpack__(stream=0)
