@@ -7,7 +7,7 @@
 # distributed example where there are two GPUs, and print a summary table last. Logs go to $OUT
 # (or ./gpu-check-out).
 #
-#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile]  # from the repository root; default all
+#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python]  # from the repository root; default all
 #
 # check: the tests, the sanitizers, the checksums, the distributed and libtorch examples, the
 # Python package (built with pip into a venv that sees the machine's torch) with its tests and
@@ -15,6 +15,7 @@
 # perf: throughput, the kernel against the copy ceiling, the DataLoader and DALI comparisons (with
 # the Python loader beside them), the Python loop against conveyor-bench, decoding;
 # distributed: only the distributed example, on every GPU (with launch.sh, and torchrun if there);
+# python (part of check): only the Python package, its tests and its training example;
 # profile (not part of all): Nsight Compute counters of one fused-kernel launch per dtype, as
 # RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
 # check and perf take 5-8 minutes each on an H200 with 16 cores, profile about 2.
@@ -37,7 +38,7 @@ export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build=build-gpu
 part=${1:-all}
-case $part in all | check | perf | distributed | profile) ;; *) echo "usage: $0 [all|check|perf|distributed|profile]" >&2; exit 2 ;; esac
+case $part in all | check | perf | distributed | profile | python) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python]" >&2; exit 2 ;; esac
 want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 declare -A result
 
@@ -77,6 +78,7 @@ step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -
 targets=()
 [ "$part" = distributed ] && targets=(--target conveyor-distributed conveyor-make-dataset)
 [ "$part" = profile ] && targets=(--target bench_pipeline)
+[ "$part" = python ] && targets=(--target conveyor-bench conveyor-make-dataset)
 step build cmake --build $build -j "$(nproc)" "${targets[@]}"
 [ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
 bench=$build/tools/conveyor-bench
@@ -94,18 +96,18 @@ if [ "$part" != profile ]; then
   fi
 fi
 torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2> /dev/null)
-# The Python package in a venv over the machine's site-packages (torch, nanobind, scikit-build-core);
-# DLPack's header from CONVEYOR_DEPS. Made once per machine, by check or perf, whichever runs first.
-venv=/tmp/conveyor-venv
-py=python3
-if [ "$part" = check ] || [ "$part" = perf ] || [ "$part" = all ]; then
-  if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv --system-site-packages "$venv" > "$logs/venv.log" 2>&1
-    step python_install env CMAKE_PREFIX_PATH="$deps/usr" "$venv/bin/pip" install --no-build-isolation --no-index . \
-      --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90
+# The Python package, installed into the machine's python3 (a disposable environment that holds
+# torch, nanobind and scikit-build-core), once per machine by check or perf, whichever runs
+# first; DLPack's header from CONVEYOR_DEPS.
+python=
+if [ "$part" != distributed ] && [ "$part" != profile ]; then
+  if ! python3 -c 'import conveyor._conveyor' 2> /dev/null; then
+    step python_install env CMAKE_PREFIX_PATH="$deps/usr" python3 -m pip install --no-build-isolation --no-index \
+      --no-deps . --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90
   fi
-  "$venv/bin/python" -c 'import conveyor' 2> /dev/null && py=$venv/bin/python
+  python3 -c 'import conveyor' 2> /dev/null && python=python3
 fi
+py=python3
 
 if want check; then
 step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
@@ -152,9 +154,9 @@ elif want check || [ "$part" = distributed ]; then
   fi
 fi
 
-if want check && [ "$py" = python3 ]; then
+if { want check || [ "$part" = python ]; } && [ -z "$python" ]; then
   not_run python_tests "the Python package did not install (python_install)"
-elif want check; then
+elif want check || [ "$part" = python ]; then
   step python_tests env CONVEYOR_BENCH="$PWD/$bench" "$py" -m pytest -q -p no:cacheprovider tests/python
   if [ -d "$inet10" ]; then
     step python_train "$py" examples/python/train.py --data "$inet10" --steps 300 --batch 128 --size 224 --workers 16
@@ -212,7 +214,7 @@ elif want perf; then
       --bench "$bench" --svg "$out/throughput.svg"
     step compare_dali env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/dali_vs_conveyor.py --data "$inet" \
       --bench "$bench" --device cuda --threads 16
-    if [ "$py" = python3 ]; then
+    if [ -z "$python" ]; then
       not_run python_vs_bench "the Python package did not install (python_install)"
     else
       step python_vs_bench env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/python_vs_bench.py --data "$inet" \
