@@ -1,31 +1,45 @@
 #!/usr/bin/env bash
-# Fuzzes fuzz_decode for SECONDS from a seed corpus, then checks that the corpus reaches the
-# paths the harness exists for. Seeds: the conformance and damaged test images
-# ($CONVEYOR_TEST_DATA or ../shared/data) and the bundled photos, each behind several settings
-# bytes (fuzz_decode.cpp strips the first byte as its settings), so decodable files run the
-# window, scaled, DC-scan and whole-image paths. Without the test images it reports a skip.
+# Fuzzes a target for SECONDS from its seed corpus, then checks that the corpus reaches the paths
+# the harness exists for.
+#   fuzz_decode: the conformance, damaged and PNG test images ($CONVEYOR_TEST_DATA or
+#     ../shared/data) and the bundled photos, each behind several settings bytes (the harness
+#     strips the first byte as its settings), so decodable files run the window, scaled, DC-scan
+#     and whole-image paths. Without the test images it reports a skip.
+#   fuzz_shards: fuzz/seeds/shards (tar shards by GNU tar and webdataset, TFRecords and an Example
+#     by the tfrecord package, indices by wds2idx and tfrecord2idx; fuzz/make_shard_seeds.py).
 set -euo pipefail
 fuzzer=$1
 seconds=$2
 src=$3
-data=${CONVEYOR_TEST_DATA:-$src/../shared/data}
-if [ ! -d "$data/conformance" ] || [ ! -d "$data/damaged" ]; then
-  echo "SKIPPED: the seed corpus (conformance and damaged test images) was not found at $data"
-  exit 0
-fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus" "$work/seeds"
-# Settings bytes: train at the DCT scale with the window (0x00), eval the same in f32 (0x21),
-# train at full scale (0x04), eval of the whole image with Exif, bf16 NHWC (0xeb).
-n=0
-while IFS= read -r -d '' f; do
-  for s in 00 21 04 eb; do
-    { printf "\\x$s"; cat "$f"; } > "$work/seeds/$s-$n"
-  done
-  n=$((n + 1))
-done < <(find "$src/examples/data/samples" "$data/conformance" "$data/damaged" -type f \
-           \( -iname '*.jpg' -o -iname '*.jpeg' \) -print0)
+case "$(basename "$fuzzer")" in
+  fuzz_decode)
+    data=${CONVEYOR_TEST_DATA:-$src/../shared/data}
+    if [ ! -d "$data/conformance" ] || [ ! -d "$data/damaged" ] || [ ! -d "$data/png" ]; then
+      echo "SKIPPED: the seed corpus (conformance, damaged and PNG test images) was not found at $data"
+      exit 0
+    fi
+    # Settings bytes: train at the DCT scale with the window (0x00), eval the same in f32 (0x21),
+    # train at full scale (0x04), eval of the whole image with Exif, bf16 NHWC (0xeb).
+    n=0
+    while IFS= read -r -d '' f; do
+      for s in 00 21 04 eb; do
+        { printf "\\x$s"; cat "$f"; } > "$work/seeds/$s-$n"
+      done
+      n=$((n + 1))
+    done < <(find "$src/examples/data/samples" "$data/conformance" "$data/damaged" "$data/png" -type f \
+               \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \) -print0)
+    paths=(JpegDecoder::decode_columns JpegDecoder::decode JpegDecoder::progressive_stream drop_ac_scans
+           set_frame_height ImageAugment::scale_axis ImageAugment::decode_into ops::cpu::resample
+           PngDecoder::read_header PngDecoder::decode_region PngDecoder::pixels) ;;
+  fuzz_shards)
+    cp "$src"/fuzz/seeds/shards/* "$work/seeds/"
+    paths=(TarShards::walk TarShards::read_index TarShards::add_samples TFRecordDataset::walk
+           TFRecordDataset::read_index TFRecordDataset::parse proto::read_example proto::detail::read_feature) ;;
+  *) echo "smoke.sh: no seeds for $fuzzer" >&2; exit 2 ;;
+esac
 flags=(-max_len=65536 -timeout=10 -rss_limit_mb=2048)
 "$fuzzer" "${flags[@]}" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/" \
   "$work/corpus" "$work/seeds" 2>&1 | tail -n 12
@@ -33,8 +47,7 @@ flags=(-max_len=65536 -timeout=10 -rss_limit_mb=2048)
 # Each path must be reached: a harness whose inputs stop short of one fuzzes nothing there.
 "$fuzzer" "${flags[@]}" -runs=0 -print_coverage=1 "$work/corpus" "$work/seeds" > "$work/coverage.txt" 2>&1
 missing=0
-for fn in JpegDecoder::decode_columns JpegDecoder::decode JpegDecoder::progressive_stream drop_ac_scans \
-          set_frame_height ImageAugment::scale_axis ImageAugment::decode_into ops::cpu::resample; do
+for fn in "${paths[@]}"; do
   if grep -q "COVERED_FUNC: .*conveyor::v0::$fn(" "$work/coverage.txt"; then
     echo "covered: $fn"
   else

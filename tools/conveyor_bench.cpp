@@ -1,15 +1,19 @@
-// conveyor-bench: runs a BatchPipeline over an ImageFolder and reports throughput, per-stage
-// times, checksums or the batches themselves.
+// conveyor-bench: runs a BatchPipeline over a dataset (a folder, WebDataset shards, TFRecord
+// files or a file list) and reports throughput, per-stage times, checksums or the batches
+// themselves.
 //
 //   conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E] [--seed S]
 //                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
+//                  [--format auto|folder|wds|tfrecord|list] [--shard-window W]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
 // end of the last epoch, nothing excluded.
 
 #include <conveyor/conveyor.hpp>
+
+#include "dataset_arg.hpp"
 #if CONVEYOR_CUDA_COMPILATION()  // built by nvcc when the CUDA backend is on: --device cuda works
 #include <conveyor/cuda/all.cuh>
 #endif
@@ -48,6 +52,8 @@ struct Args {
   bool roi = true;
   std::optional<bool> decode_scaling;  // unset: the transform's default
   bool shard_from_env = false;
+  std::string format = "auto";
+  std::uint64_t shard_window = 0;  // 0: a random permutation; else ShardShuffleSampler's window
   bool print_indices = false;
 };
 
@@ -57,7 +63,8 @@ struct Args {
                "         [--seed S] [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16]\n"
                "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
-               "         [--shard-from-env] [--print-indices]\n";
+               "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
+               "         [--shard-window W]\n";
   std::exit(2);
 }
 
@@ -106,6 +113,8 @@ Args parse(int argc, char** argv) {
       if (v != "auto") a.decode_scaling = v == "on";
     } else if (flag == "--checksum") a.checksum = true;
     else if (flag == "--shard-from-env") a.shard_from_env = true;
+    else if (flag == "--format") a.format = value();
+    else if (flag == "--shard-window") a.shard_window = static_cast<std::uint64_t>(to_int(flag, value()));
     else if (flag == "--print-indices") a.print_indices = true;
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
@@ -231,7 +240,11 @@ int main(int argc, char** argv) {
     if (a.device == "cuda")
       throw conveyor::ConfigError("--device cuda: this conveyor-bench was built without the CUDA backend");
 #endif
-    const conveyor::ImageFolder data(a.data);
+    const conveyor_tools::OpenedDataset opened = conveyor_tools::open_dataset(a.data, a.format);
+    const conveyor::AnyDataset& data = opened.data;
+    if (opened.shard_sizes)
+      std::printf("%s: %llu samples in %zu shards, opened in %.3f s\n", opened.kind.c_str(),
+                  static_cast<unsigned long long>(data.size()), opened.shard_sizes->size(), opened.open_seconds);
     conveyor::ImageAugment aug = a.transform == "train" ? conveyor::ImageAugment::train(a.size)
                                                         : conveyor::ImageAugment::eval(a.size * 256 / 224, a.size);
     aug.dtype = a.dtype;
@@ -242,13 +255,25 @@ int main(int argc, char** argv) {
     conveyor::PipelineOptions options{.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
                                       .on_error = a.on_error, .seed = a.seed,
                                       .device = a.device == "cuda" ? 0 : conveyor::cpu_device};
-    if (a.shard_from_env) {  // this process's share, by RANK/WORLD_SIZE (or SLURM / Open MPI)
-      const auto sampler = conveyor::DistributedSampler::from_env(data.size(), {.seed = a.seed});
-      if (a.device == "cuda") options.device = sampler.local_rank();
-      conveyor::BatchPipeline pipe(data, sampler, aug, options);
-      return run(pipe, a);
+    std::optional<conveyor::AnySampler> sampler;
+    if (a.shard_window > 0) {
+      if (!opened.shard_sizes) throw conveyor::ConfigError("--shard-window needs a shard dataset (wds or tfrecord)");
+      conveyor::ShardShuffleOptions so{.seed = a.seed, .window = a.shard_window};
+      if (a.shard_from_env) {
+        const conveyor::LaunchEnvironment env = conveyor::launch_environment();
+        so.num_replicas = env.world_size;
+        so.rank = env.rank;
+        if (a.device == "cuda") options.device = static_cast<int>(env.local_rank);
+      }
+      sampler.emplace(conveyor::ShardShuffleSampler(*opened.shard_sizes, so));
+    } else if (a.shard_from_env) {  // this process's share, by RANK/WORLD_SIZE (or SLURM / Open MPI)
+      const auto d = conveyor::DistributedSampler::from_env(data.size(), {.seed = a.seed});
+      if (a.device == "cuda") options.device = d.local_rank();
+      sampler.emplace(d);
+    } else {
+      sampler.emplace(conveyor::RandomSampler(data.size(), {.seed = a.seed}));
     }
-    conveyor::BatchPipeline pipe(data, conveyor::RandomSampler(data.size(), {.seed = a.seed}), aug, options);
+    conveyor::BatchPipeline pipe(data, std::move(*sampler), aug, options);
     return run(pipe, a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conveyor-bench: %s\n", e.what());

@@ -20,8 +20,9 @@
 # RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
 # check and perf take 5-8 minutes each on an H200 with 16 cores, profile about 2.
 #
-# Build dependencies the machine lacks (Catch2, Google Benchmark) are found through
-# CONVEYOR_DEPS (default .device-deps, made by the shared device-deps tool); real test images
+# Build dependencies the machine lacks (Catch2, Google Benchmark; DLPack's header and libpng where
+# it has none: their Debian packages unpacked beside the others) are found through CONVEYOR_DEPS
+# (default .device-deps, made by the shared device-deps tool); real test images
 # through CONVEYOR_TEST_DATA (default .testdata, a copy of the test-image folder).
 #
 # The summary lists every step of the part asked for: pass, FAIL, or "not run" with the reason
@@ -71,6 +72,11 @@ if [ -f /usr/include/jpeglib.h ]; then
 else
   jpeg=(-DJPEG_INCLUDE_DIR="$deps/usr/include" -DJPEG_LIBRARY="$deps/usr/lib/x86_64-linux-gnu/libjpeg.so")
   export CPATH="$deps/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
+fi
+# libpng the same way (the carried libpng-dev and libpng16-16).
+if [ ! -f /usr/include/png.h ]; then
+  jpeg+=(-DPNG_PNG_INCLUDE_DIR="$deps/usr/include" -DPNG_LIBRARY="$deps/usr/lib/x86_64-linux-gnu/libpng16.so")
+  export LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
 fi
 step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCONVEYOR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_FLAGS="$flags" "${jpeg[@]}"

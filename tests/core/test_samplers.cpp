@@ -1,4 +1,5 @@
 #include <conveyor/core/samplers.hpp>
+#include <conveyor/core/shard_sampler.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -193,4 +195,51 @@ TEST_CASE("a missing, partial or contradictory launcher environment is refused c
     ScopedEnv env({{"RANK", "0"}, {"WORLD_SIZE", "1"}});
     CHECK(launch_environment().local_rank == 0);  // LOCAL_RANK may be absent with torchrun
   }
+}
+
+TEST_CASE("ShardShuffleSampler permutes shards and windows and keeps reads in a few shards", "[core][sampler][shards]") {
+  const std::vector<std::uint64_t> sizes = {5, 3, 8, 4, 6, 2, 7};  // 35 samples
+  std::vector<std::uint64_t> shard_of;
+  for (std::uint64_t s = 0; s < sizes.size(); ++s) shard_of.insert(shard_of.end(), sizes[s], s);
+  const ShardShuffleSampler sampler(sizes, {.seed = 4, .window = 2});
+  CHECK(sampler.size() == 35);
+  std::vector<V> epochs;
+  for (std::uint64_t e = 0; e < 3; ++e) {
+    const V order = sampler.indices(e);
+    V sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    V all(35);
+    std::iota(all.begin(), all.end(), 0);
+    CHECK(sorted == all);
+    // The order reads the shards two at a time: it changes shard pair at most 3 times.
+    std::vector<std::set<std::uint64_t>> windows(1);
+    for (std::uint64_t i : order) {
+      if (windows.back().size() == 2 && !windows.back().count(shard_of[i])) windows.emplace_back();
+      windows.back().insert(shard_of[i]);
+    }
+    CHECK(windows.size() == 4);  // ceil(7 shards / 2)
+    epochs.push_back(order);
+  }
+  CHECK(epochs[0] != epochs[1]);
+  CHECK(epochs[0] == sampler.indices(0));
+  // Literal values, recorded once.
+  CHECK(ShardShuffleSampler({3, 2, 4}, {.seed = 1, .window = 1}).indices(0) == V{0, 2, 1, 5, 7, 8, 6, 4, 3});
+}
+
+TEST_CASE("ShardShuffleSampler gives every rank the same count, contiguous parts, all covered", "[core][sampler][shards]") {
+  const std::vector<std::uint64_t> sizes = {10, 9, 11, 3};  // 33 samples over 4 ranks: 9 each, 3 padded
+  std::multiset<std::uint64_t> seen;
+  const V whole = ShardShuffleSampler(sizes, {.seed = 2, .window = 3}).indices(1);
+  for (std::uint64_t r = 0; r < 4; ++r) {
+    const ShardShuffleSampler rank(sizes, {.seed = 2, .window = 3, .num_replicas = 4, .rank = r});
+    const V mine = rank.indices(1);
+    CHECK(mine.size() == 9);
+    for (std::size_t k = 0; k < mine.size(); ++k) CHECK(mine[k] == whole[(r * 9 + k) % 33]);
+    seen.insert(mine.begin(), mine.end());
+  }
+  for (std::uint64_t i = 0; i < 33; ++i) CHECK(seen.count(i) == (i == whole[0] || i == whole[1] || i == whole[2] ? 2u : 1u));
+  CHECK(ShardShuffleSampler(sizes, {.num_replicas = 4, .rank = 3, .drop_last = true}).size() == 8);
+  CHECK_THROWS_WITH(ShardShuffleSampler(sizes, {.window = 0}), Catch::Contains("window"));
+  CHECK_THROWS_WITH(ShardShuffleSampler(sizes, {.num_replicas = 2, .rank = 2}), Catch::Contains("rank 2"));
+  CHECK_THROWS_WITH(ShardShuffleSampler({0, 0}, {}), Catch::Contains("empty"));
 }

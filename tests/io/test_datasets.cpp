@@ -27,14 +27,19 @@ std::vector<std::string> relative_paths(const ImageFolder& d) {
 TEST_CASE("ImageFolder labels sorted class folders and orders files as torchvision does", "[io][dataset]") {
   TempDir t;
   for (const char* f : {"zebra/b.jpg", "zebra/a.JPEG", "ant/x.jpg", "ant/sub/y.jpg", "ant/sub-x/z.jpg",
-                        "ant/sub/deep/w.Jpg", "ant/notes.txt", "ant/image.png", "ant/jpg", "Bee/q.jpeg"})
+                        "ant/sub/deep/w.Jpg", "ant/notes.txt", "ant/image.png", "ant/jpg", "Bee/q.jpeg",
+                        "ant/photo.PPM", "ant/scan.tiff", "ant/x.webp", "ant/b.bmp", "ant/g.gif", "ant/m.pgm",
+                        "ant/t.TIF"})
     write_text(t.path() / f, "data");
   const ImageFolder d(t.str());
   CHECK(d.classes() == std::vector<std::string>{"Bee", "ant", "zebra"});  // byte order: upper case first
-  // os.walk's folders sorted by path ("ant" < "ant/sub" < "ant/sub-x" < "ant/sub/deep"), files by name.
-  CHECK(relative_paths(d) == std::vector<std::string>{"Bee/q.jpeg", "ant/x.jpg", "ant/sub/y.jpg", "ant/sub-x/z.jpg",
+  // os.walk's folders sorted by path ("ant" < "ant/sub" < "ant/sub-x" < "ant/sub/deep"), files by name;
+  // torchvision's IMG_EXTENSIONS in any case (no .gif, .txt or names without one).
+  CHECK(relative_paths(d) == std::vector<std::string>{"Bee/q.jpeg", "ant/b.bmp", "ant/image.png", "ant/m.pgm",
+                                                      "ant/photo.PPM", "ant/scan.tiff", "ant/t.TIF", "ant/x.jpg",
+                                                      "ant/x.webp", "ant/sub/y.jpg", "ant/sub-x/z.jpg",
                                                       "ant/sub/deep/w.Jpg", "zebra/a.JPEG", "zebra/b.jpg"});
-  const std::vector<std::int64_t> labels = {0, 1, 1, 1, 1, 2, 2};
+  const std::vector<std::int64_t> labels = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2};
   for (std::uint64_t i = 0; i < d.size(); ++i) CHECK(d.label(i) == labels[i]);
   CHECK(d.name(0) == t.str() + "/Bee/q.jpeg");
   ByteBuffer b;

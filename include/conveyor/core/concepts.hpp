@@ -30,6 +30,18 @@ concept Dataset = requires(const D& d, std::uint64_t i, ByteBuffer& out) {
   { d.name(i) } -> std::convertible_to<std::string>;
 };
 
+/// Sample `i`'s bytes into `out`, and its label: from one read where the dataset keeps both in
+/// one record (`read_labeled`, as TFRecord does), else `read` then `label`.
+template <Dataset D>
+std::int64_t read_labeled(const D& d, std::uint64_t i, ByteBuffer& out) {
+  if constexpr (requires { { d.read_labeled(i, out) } -> std::convertible_to<std::int64_t>; }) {
+    return d.read_labeled(i, out);
+  } else {
+    d.read(i, out);
+    return d.label(i);
+  }
+}
+
 /// The order of an epoch: a pure function of the epoch number.
 template <class S>
 concept Sampler = requires(const S& s, std::uint64_t epoch) {

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// `ImageFolder`: torchvision.datasets.ImageFolder's layout and ordering, for JPEG files.
+/// `ImageFolder`: torchvision.datasets.ImageFolder's layout, ordering and image extensions.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/concepts.hpp>
@@ -20,20 +20,22 @@ inline namespace v0 {
 
 /// Options of `ImageFolder`.
 struct ImageFolderOptions {
-  /// Accept class folders without any JPEG (torchvision's allow_empty); by default they are an error.
+  /// Accept class folders without any image (torchvision's allow_empty); by default they are an error.
   bool allow_empty = false;
 };
 
-/// A folder of class folders of JPEG files, read as torchvision's ImageFolder reads it: the
-/// classes are the sorted names of the root's sub-folders (symbolic links followed) and label i is
-/// the i-th; each class folder is walked recursively, its sub-folders in sorted order and the
-/// files in each sorted by name; `.jpg` and `.jpeg` match in any case. Paths are kept in one
-/// buffer, not as one string per file.
+/// A folder of class folders of images, read as torchvision's ImageFolder reads it: the classes
+/// are the sorted names of the root's sub-folders (symbolic links followed) and label i is the
+/// i-th; each class folder is walked recursively, its sub-folders in sorted order and the files in
+/// each sorted by name; the files listed are torchvision's IMG_EXTENSIONS in any case (`is_image_name`),
+/// so indices and labels are torchvision's. The codecs decode JPEG, PNG, PGM and PPM (told apart
+/// by their bytes); a BMP, TIFF or WebP is a DecodeError naming its format when read. Paths are
+/// kept in one buffer, not as one string per file.
 class ImageFolder : public detail::FileSamples {
  public:
   /// Lists `root`.
   /// @throws IoError when root is not a readable folder or has no class folder;
-  ///         ConfigError when a class folder holds no JPEG (unless allow_empty) or nothing is found.
+  ///         ConfigError when a class folder holds no image (unless allow_empty) or nothing is found.
   explicit ImageFolder(std::string root, ImageFolderOptions options = {}) : FileSamples(std::move(root)) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -55,7 +57,7 @@ class ImageFolder : public detail::FileSamples {
       for (fs::recursive_directory_iterator it(cls, opts, ec), end; !ec && it != end; it.increment(ec)) {
         if (it->is_directory(entry_ec)) continue;
         const std::string file = it->path().filename().string();
-        if (is_jpeg_name(file)) files.emplace_back(it->path().parent_path().lexically_relative(base).string(), file);
+        if (is_image_name(file)) files.emplace_back(it->path().parent_path().lexically_relative(base).string(), file);
       }
       if (ec) throw IoError("ImageFolder: cannot list folder: " + ec.message(), cls.string());
       // torchvision sorts os.walk's folders by path, then the files within each by name.
@@ -66,29 +68,40 @@ class ImageFolder : public detail::FileSamples {
     if (!empty.empty() && !options.allow_empty) {
       std::string list;
       for (const auto& c : empty) list += (list.empty() ? "" : ", ") + c;
-      throw ConfigError("ImageFolder: no .jpg/.jpeg file in class folder(s) " + list + " of " + this->root());
+      throw ConfigError("ImageFolder: no image file (" + std::string(extension_list) + ") in class folder(s) " + list +
+                        " of " + this->root());
     }
-    if (size() == 0) throw ConfigError("ImageFolder: no .jpg/.jpeg file under " + this->root());
+    if (size() == 0) throw ConfigError("ImageFolder: no image file (" + std::string(extension_list) + ") under " + this->root());
   }
 
   /// Class names; label i is classes()[i].
   [[nodiscard]] const std::vector<std::string>& classes() const noexcept { return classes_; }
 
-  /// Whether torchvision-style extension matching accepts `file` as a JPEG (.jpg/.jpeg, any case).
+  /// torchvision's IMG_EXTENSIONS, as its messages list them.
+  static constexpr std::string_view extension_list = ".jpg .jpeg .png .ppm .bmp .pgm .tif .tiff .webp";
+
+  /// Whether torchvision's ImageFolder lists `file`: one of its IMG_EXTENSIONS, in any case.
+  [[nodiscard]] static bool is_image_name(std::string_view file) noexcept {
+    for (std::string_view ext : {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"})
+      if (ends_with_lower(file, ext)) return true;
+    return false;
+  }
+  /// Whether `file` is named as a JPEG (.jpg/.jpeg, any case).
   [[nodiscard]] static bool is_jpeg_name(std::string_view file) noexcept {
-    auto ends_with = [&](std::string_view ext) {
-      if (file.size() < ext.size()) return false;
-      for (std::size_t i = 0; i < ext.size(); ++i) {
-        char c = file[file.size() - ext.size() + i];
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-        if (c != ext[i]) return false;
-      }
-      return true;
-    };
-    return ends_with(".jpg") || ends_with(".jpeg");
+    return ends_with_lower(file, ".jpg") || ends_with_lower(file, ".jpeg");
   }
 
  private:
+  static bool ends_with_lower(std::string_view file, std::string_view ext) noexcept {
+    if (file.size() < ext.size()) return false;
+    for (std::size_t i = 0; i < ext.size(); ++i) {
+      char c = file[file.size() - ext.size() + i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != ext[i]) return false;
+    }
+    return true;
+  }
+
   std::vector<std::string> classes_;
 };
 

@@ -48,6 +48,7 @@ class AnyDataset {
 
   [[nodiscard]] std::uint64_t size() const { return d_->size(); }
   void read(std::uint64_t i, ByteBuffer& out) const { d_->read(i, out); }
+  std::int64_t read_labeled(std::uint64_t i, ByteBuffer& out) const { return d_->read_labeled(i, out); }
   [[nodiscard]] std::int64_t label(std::uint64_t i) const { return d_->label(i); }
   [[nodiscard]] std::string name(std::uint64_t i) const { return d_->name(i); }
 
@@ -56,6 +57,7 @@ class AnyDataset {
     virtual ~Interface() = default;
     virtual std::uint64_t size() const = 0;
     virtual void read(std::uint64_t i, ByteBuffer& out) const = 0;
+    virtual std::int64_t read_labeled(std::uint64_t i, ByteBuffer& out) const = 0;
     virtual std::int64_t label(std::uint64_t i) const = 0;
     virtual std::string name(std::uint64_t i) const = 0;
   };
@@ -64,6 +66,9 @@ class AnyDataset {
     explicit Model(std::shared_ptr<const D> held) : d(std::move(held)) {}
     std::uint64_t size() const override { return d->size(); }
     void read(std::uint64_t i, ByteBuffer& out) const override { d->read(i, out); }
+    std::int64_t read_labeled(std::uint64_t i, ByteBuffer& out) const override {
+      return conveyor::read_labeled(*d, i, out);
+    }
     std::int64_t label(std::uint64_t i) const override { return d->label(i); }
     std::string name(std::uint64_t i) const override { return d->name(i); }
     std::shared_ptr<const D> d;

@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// `ImageAugment`: the built-in transform from JPEG bytes to a normalised image tensor.
+/// `ImageAugment`: the built-in transform from an encoded image (JPEG, PNG, PGM/PPM) to a normalised
+/// image tensor.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/concepts.hpp>
@@ -11,7 +12,7 @@
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/device/staging.hpp>
 #include <conveyor/device/work.hpp>
-#include <conveyor/io/jpeg.hpp>
+#include <conveyor/io/image_decoder.hpp>
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/ops/cpu/resample.hpp>
 #include <conveyor/ops/normalize.hpp>
@@ -31,7 +32,7 @@
 namespace conveyor {
 inline namespace v0 {
 
-/// Decode, crop (random or centred), resize, flip, normalise and convert one JPEG, with
+/// Decode, crop (random or centred), resize, flip, normalise and convert one image, with
 /// torchvision's semantics. Every random decision comes from the sample's own counter-based
 /// streams (seed, epoch, index, op).
 ///
@@ -55,7 +56,8 @@ struct ImageAugment {
   /// Apply the Exif orientation before cropping (DALI's default). Off by default, as
   /// torchvision's ImageFolder ignores it.
   bool exif_orientation = false;
-  /// Decode only the window the crop reads (libjpeg-turbo's crop and skip); off: the whole image.
+  /// Decode only the window the crop reads (libjpeg-turbo's crop and skip; PNG rows down to the
+  /// window's last); off: the whole image.
   /// Either way the pixels are the same.
   bool roi = true;
   /// Decode at the smallest DCT scale (1/8, 1/4, 1/2) that keeps at least one source pixel per
@@ -165,16 +167,16 @@ struct ImageAugment {
 
   /// Per-worker state: a decoder and buffers, reused for every sample.
   struct Workspace {
-    JpegDecoder decoder;
+    ImageDecoder decoder;
     std::vector<std::uint8_t> pixels;
     ops::cpu::ResampleScratch scratch;
   };
-  [[nodiscard]] Workspace make_workspace() const { return Workspace{JpegDecoder(decode), {}, {}}; }
+  [[nodiscard]] Workspace make_workspace() const { return Workspace{ImageDecoder(decode), {}, {}}; }
 
-  /// Decodes `jpeg` and writes the augmented image to `out` (`sample_spec().bytes()` bytes).
-  /// @throws DecodeError when the bytes are not a decodable JPEG.
-  void apply(const SampleContext& ctx, std::span<const std::byte> jpeg, std::span<std::byte> out, Workspace& ws) const {
-    resample_on_cpu(ctx, decode_to_workspace(ctx, plan_decode(ctx, jpeg, ws), ws), out.data(), ws);
+  /// Decodes `image` and writes the augmented image to `out` (`sample_spec().bytes()` bytes).
+  /// @throws DecodeError when the bytes are not a decodable image.
+  void apply(const SampleContext& ctx, std::span<const std::byte> image, std::span<std::byte> out, Workspace& ws) const {
+    resample_on_cpu(ctx, decode_to_workspace(ctx, plan_decode(ctx, image, ws), ws), out.data(), ws);
   }
 
   /// Source scale above which a sample is finished on the CPU instead of by a device: the kernel
@@ -196,10 +198,10 @@ struct ImageAugment {
   /// returns the plan for it. A sample that does not fit, or needs more filter taps than the kernel
   /// holds, is finished here on the CPU instead, into its reserve, and marked `precomputed`: the
   /// result is the same bits either way.
-  /// @throws DecodeError when the bytes are not a decodable JPEG.
-  [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> jpeg,
+  /// @throws DecodeError when the bytes are not a decodable image.
+  [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> image,
                                       StagingArea& area, Workspace& ws) const {
-    DecodeJob job = plan_decode(ctx, jpeg, ws);
+    DecodeJob job = plan_decode(ctx, image, ws);
     std::optional<std::size_t> at;
     if (job.plan.x.scale <= max_device_scale && job.plan.y.scale <= max_device_scale)
       at = area.allocator->try_allocate(job.bytes());
@@ -244,9 +246,9 @@ struct ImageAugment {
   /// Reads the header and plans the sample; chooses the DCT scale (the smallest of 1/8, 2/8, 4/8
   /// and 8/8 that still gives at least one source pixel per output pixel on both axes) and the window the
   /// resampler's taps read (with `roi`), without decoding a pixel.
-  [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> jpeg, Workspace& ws) const {
+  [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> image, Workspace& ws) const {
     StageTimer timer(ctx, decode_stage, false);  // decode_into counts the sample
-    const JpegInfo info = ws.decoder.read_header(jpeg);
+    const ImageInfo info = ws.decoder.read_header(image);
     DecodeJob job;
     job.orientation = exif_orientation ? info.orientation : 1;
     const bool swap = job.orientation >= 5;
@@ -257,7 +259,7 @@ struct ImageAugment {
     // Only 1/8, 2/8 and 4/8: libjpeg-turbo has SIMD inverse DCTs for those, while 3/8, 5/8, 6/8
     // and 7/8 run in plain C and decode slower than full size (measured: bench_decode).
     int n = 8;
-    if (scaled_decoding()) {
+    if (scaled_decoding() && info.scalable) {
       const double scale = std::min(job.plan.x.scale, job.plan.y.scale);
       while (n > 1 && scale * (n / 2) >= 8.0) n /= 2;
     }
@@ -282,7 +284,7 @@ struct ImageAugment {
     const auto rows = swap ? stored_range(xr, sh, mirror_x) : stored_range(yr, sh, mirror_y);
     // Decode straight into place: the columns start on an iMCU, and the crop's edge columns
     // (which libjpeg-turbo upsamples as image edges) lie a column away from anything the taps read.
-    const auto decoded = crop_columns(cols[0], cols[1] - cols[0], sw, info.column_alignment(n), info.min_crop_width());
+    const auto decoded = crop_columns(cols[0], cols[1] - cols[0], sw, info.column_alignment(n), info.min_width);
     cols = {decoded[0], decoded[1]};
     job.region = {cols[0], rows[0], cols[1] - cols[0], rows[1] - rows[0], n};
     job.whole = n == 8 && job.region.width == sw && job.region.height == sh;

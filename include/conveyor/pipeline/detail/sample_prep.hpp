@@ -81,12 +81,12 @@ class SamplePrep {
   void prepare(std::uint64_t index, std::uint64_t epoch, Slot& slot, const Task& t, DeviceBackend* device,
                Worker& w) const {
     const SampleContext ctx{o_.seed, epoch, index, &w.clock};
+    std::int64_t label = 0;
     {
       StageTimer timer(ctx, read_stage);
       detail::NvtxRange range("read");
-      dataset_.read(index, w.bytes);
+      label = read_labeled(dataset_, index, w.bytes);
     }
-    const std::int64_t label = dataset_.label(index);
     if (!device) {
       detail::NvtxRange range("transform");
       transform_.apply(ctx, w.bytes.span(),
