@@ -21,8 +21,12 @@ from ._conveyor import (
     InMemory,
     IoError,
     SampleError,
+    ShardDataset,
+    TarShards,
+    TFRecordDataset,
     has_cuda_backend,
 )
+from ._decode import decode_image
 from ._loader import Loader, Skipped
 from ._transforms import ImageAugment, RawTensor
 
@@ -30,5 +34,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ConfigError", "CudaError", "Dataset", "DecodeError", "Error", "FileList", "ImageAugment", "ImageFolder",
-    "InMemory", "IoError", "Loader", "RawTensor", "SampleError", "Skipped", "has_cuda_backend",
+    "InMemory", "IoError", "Loader", "RawTensor", "SampleError", "ShardDataset", "Skipped", "TarShards",
+    "TFRecordDataset", "decode_image", "has_cuda_backend",
 ]

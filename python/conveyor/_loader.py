@@ -61,13 +61,16 @@ class Loader:
     batches are handed to by default (torch's current stream still gets each batch it asks for).
     distributed: False; "env" (torch's DistributedSampler semantics, the rank and world size from
     torchrun's, Open MPI's or SLURM's variables; device "cuda" is then the local rank's GPU); or
-    (rank, world_size).
+    (rank, world_size). shard_window: for TarShards and TFRecordDataset with shuffle=True, shuffle
+    shards and then samples within a window of that many shards, so each worker reads a few shards
+    sequentially rather than every shard at random (0: a full permutation of samples).
     """
 
     def __init__(self, dataset: _conveyor.Dataset, batch_size: int = 256, shuffle: bool = False, seed: int = 0,
                  transform: Union[ImageAugment, RawTensor, None] = None, workers: int = -1, prefetch: int = 3,
                  drop_last: bool = False, on_error: str = "raise", device: Any = "cpu", stream: Any = None,
-                 distributed: Union[bool, str, Tuple[int, int]] = False, output: Optional[str] = None):
+                 distributed: Union[bool, str, Tuple[int, int]] = False, output: Optional[str] = None,
+                 shard_window: int = 0):
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
@@ -82,7 +85,7 @@ class Loader:
         self._impl = _conveyor.Loader(
             dataset, self.transform._native(), batch_size=batch_size, shuffle=shuffle, seed=seed, workers=workers,
             prefetch=prefetch, drop_last=drop_last, on_error=on_error, device=_device_index(device, distributed),
-            stream=_stream_handle(stream), distributed=mode, rank=rank, world_size=world)
+            stream=_stream_handle(stream), distributed=mode, rank=rank, world_size=world, shard_window=shard_window)
         self._convert = self._converter(output, _device_index(device, distributed) != -1)
         self._resume: Optional[Tuple[int, int]] = None  # (epoch, batches done) from load_state_dict
         self._done = 0  # batches yielded in the current epoch

@@ -135,6 +135,47 @@ class FileList final : public Dataset {
   std::shared_ptr<const conveyor::FileList> f_;
 };
 
+/// A dataset of shards (tar or TFRecord): its shard sizes feed the shard-window sampler.
+class ShardDataset : public Dataset {
+ public:
+  [[nodiscard]] const std::vector<std::uint64_t>& shard_sizes() const { return sizes_; }
+  [[nodiscard]] double open_seconds() const { return seconds_; }
+
+ protected:
+  template <class D>
+  explicit ShardDataset(std::shared_ptr<const D> d)
+      : Dataset(conveyor::AnyDataset(d)), sizes_(d->shard_sizes()), seconds_(d->open_seconds()) {}
+
+ private:
+  std::vector<std::uint64_t> sizes_;
+  double seconds_ = 0;
+};
+
+class TarShards final : public ShardDataset {
+ public:
+  explicit TarShards(std::shared_ptr<const conveyor::TarShards> d) : ShardDataset(std::move(d)) {}
+};
+
+class TFRecordDataset final : public ShardDataset {
+ public:
+  explicit TFRecordDataset(std::shared_ptr<const conveyor::TFRecordDataset> d) : ShardDataset(std::move(d)) {}
+};
+
+/// Decodes one image (any codec) at full size: (width, height, RGB bytes).
+std::tuple<int, int, nb::bytes> decode_image(nb::bytes data, bool lenient, std::uint64_t max_image_pixels) {
+  conveyor::ImageDecoder d({.lenient = lenient, .max_image_pixels = max_image_pixels});
+  const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data.c_str()), data.size());
+  std::vector<std::uint8_t> out;
+  conveyor::ImageInfo info;
+  {
+    nb::gil_scoped_release release;
+    info = d.read_header(in);
+    out.resize(std::size_t(info.width) * std::size_t(info.height) * 3);
+    d.decode(out.data(), std::size_t(info.width) * 3);
+  }
+  return {info.width, info.height, nb::bytes(reinterpret_cast<const char*>(out.data()), out.size())};
+}
+
 class InMemory final : public Dataset {
  public:
   InMemory() : InMemory(std::make_shared<conveyor::InMemory>()) {}
@@ -389,7 +430,7 @@ class Loader {
   Loader(Dataset& dataset, const Transform& transform, std::size_t batch_size, bool shuffle, std::uint64_t seed,
          int workers, std::size_t prefetch, bool drop_last, const std::string& on_error, int device,
          std::uintptr_t stream, const std::string& distributed, std::optional<std::uint64_t> rank,
-         std::optional<std::uint64_t> world_size)
+         std::optional<std::uint64_t> world_size, std::uint64_t shard_window)
       : core_(std::make_shared<Core>()) {
     conveyor::PipelineOptions o;
     o.batch_size = batch_size;
@@ -408,7 +449,24 @@ class Loader {
     conveyor::AnyDataset data = dataset.use();
     const std::uint64_t n = data.size();
     std::optional<conveyor::AnySampler> sampler;
+    std::uint64_t world = 1, me = 0;
     if (distributed == "env") {
+      const conveyor::LaunchEnvironment env = conveyor::launch_environment();
+      world = env.world_size;
+      me = env.rank;
+    } else if (distributed == "explicit" && rank && world_size) {
+      world = *world_size;
+      me = *rank;
+    }
+    if (shard_window > 0) {
+      const auto* shards = dynamic_cast<const ShardDataset*>(&dataset);
+      if (!shards) throw conveyor::ConfigError("Loader: shard_window needs a TarShards or TFRecordDataset");
+      if (!shuffle) throw conveyor::ConfigError("Loader: shard_window shuffles: it needs shuffle=True");
+      if (distributed == "env") local_rank_ = conveyor::launch_environment().local_rank;
+      sampler.emplace(conveyor::ShardShuffleSampler(
+          shards->shard_sizes(),
+          {.seed = seed, .window = shard_window, .num_replicas = world, .rank = me, .drop_last = drop_last}));
+    } else if (distributed == "env") {
       const auto d = conveyor::DistributedSampler::from_env(n, {.shuffle = shuffle, .seed = seed, .drop_last = drop_last});
       local_rank_ = static_cast<std::uint64_t>(d.local_rank());
       sampler.emplace(d);
@@ -523,6 +581,38 @@ NB_MODULE(_conveyor, m) {
            },
            "path"_a, "root"_a = nb::none())
       .def_prop_ro("root", &FileList::root);
+  nb::class_<ShardDataset, Dataset>(m, "ShardDataset")
+      .def_prop_ro("shard_sizes", &ShardDataset::shard_sizes)
+      .def_prop_ro("open_seconds", &ShardDataset::open_seconds);
+  nb::class_<TarShards, ShardDataset>(m, "TarShards")
+      .def("__init__",
+           [](TarShards* self, const std::string& pattern, std::vector<std::string> image_extensions,
+              const std::string& label_extension, bool use_index) {
+             std::shared_ptr<const conveyor::TarShards> d;
+             {
+               nb::gil_scoped_release release;
+               d = std::make_shared<const conveyor::TarShards>(
+                   pattern, conveyor::TarShardsOptions{std::move(image_extensions), label_extension, use_index});
+             }
+             new (self) TarShards(std::move(d));
+           },
+           "pattern"_a, "image_extensions"_a = std::vector<std::string>{"jpg", "jpeg", "png"}, "label"_a = "cls",
+           "use_index"_a = true);
+  nb::class_<TFRecordDataset, ShardDataset>(m, "TFRecordDataset")
+      .def("__init__",
+           [](TFRecordDataset* self, const std::string& pattern, const std::string& image_key,
+              const std::string& label_key, std::int64_t label_offset, bool use_index) {
+             std::shared_ptr<const conveyor::TFRecordDataset> d;
+             {
+               nb::gil_scoped_release release;
+               d = std::make_shared<const conveyor::TFRecordDataset>(
+                   pattern, conveyor::TFRecordOptions{image_key, label_key, label_offset, use_index});
+             }
+             new (self) TFRecordDataset(std::move(d));
+           },
+           "pattern"_a, "image_key"_a = "image/encoded", "label_key"_a = "image/class/label", "label_offset"_a = 0,
+           "use_index"_a = true);
+  m.def("decode_image", &decode_image, "data"_a, "lenient"_a = false, "max_image_pixels"_a = std::uint64_t{1} << 27);
   nb::class_<InMemory, Dataset>(m, "InMemory")
       .def(nb::init<>())
       .def("add", &InMemory::add, "data"_a, "label"_a, "Appends one sample's encoded bytes and its label.");
@@ -551,9 +641,10 @@ NB_MODULE(_conveyor, m) {
   nb::class_<Epoch>(m, "Epoch").def("next", &Epoch::next).def("close", &Epoch::close);
   nb::class_<Loader>(m, "Loader")
       .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, bool, const std::string&,
-                    int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>>(),
+                    int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
+                    std::uint64_t>(),
            "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "drop_last"_a,
-           "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a)
+           "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a)
       .def("batches_per_epoch", &Loader::batches_per_epoch)
       .def("set_epoch", &Loader::set_epoch, "epoch"_a, "first_batch"_a = 0)
       .def_prop_ro("epoch", &Loader::epoch)

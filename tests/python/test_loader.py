@@ -124,7 +124,9 @@ def test_errors_keep_their_kind_and_fields(samples, tmp_path):
 
 def test_skip_and_raise_over_the_damaged_corpus(shared_data, tmp_path, samples):
     rows = [line.split("\t") for line in (shared_data / "damaged" / "INDEX.tsv").read_text().splitlines()[1:]]
-    bad = {str(shared_data / "damaged" / r[0]) for r in rows if r[5] != "ok"}
+    # The format comes from the bytes, as Pillow's: the PNG and the PGM named .jpg decode.
+    other_format = ("starts with 0x89 0x50", "starts with 0x50 0x35")
+    bad = {str(shared_data / "damaged" / r[0]) for r in rows if r[5] != "ok" and not any(m in r[6] for m in other_format)}
     good = sorted(str(p) for p in samples.rglob("*.jp*g"))
     listing = tmp_path / "list.txt"
     listing.write_text("".join(f"{p} 1\n" for p in sorted(bad)) + "".join(f"{p} 0\n" for p in good * 20))
