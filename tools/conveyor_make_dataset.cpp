@@ -1,7 +1,7 @@
 // conveyor-make-dataset: a deterministic ImageNet-like ImageFolder tree cut from a folder of
 // photos, for benchmarks that need nothing but photos.
 //
-//   conveyor-make-dataset --photos DIR --out DIR [--count N] [--classes K] [--seed S] [--jobs J] [--dense]
+//   conveyor-make-dataset --photos DIR --out DIR [--count N] [--classes K] [--seed S] [--jobs J] [--dense] [--png]
 //
 // Image i is a random crop of one photo (class k draws from photos p with p % K == k, so the
 // classes are learnable), rescaled (antialiased) to ImageNet's size distribution (long side 500 px
@@ -12,9 +12,13 @@
 // the bytes do not depend on --jobs. Prints the mean size and bits per pixel: smooth photos give
 // fewer bits per pixel than ImageNet's (about 4.5), and that is reported, not faked. --dense keeps
 // more detail: each image is downscaled from 80..100% of the largest box (not 35..100%) and
-// encoded at quality 90..95, closer to ImageNet's bits per pixel.
+// encoded at quality 90..95, closer to ImageNet's bits per pixel. --png writes the same pixels as
+// PNG files instead (libpng, zlib's default level 6 as Pillow's save; 8-bit RGB, or grey for the
+// grayscale 1%), for the PNG benchmarks.
 
 #include <conveyor/conveyor.hpp>
+
+#include <png.h>
 
 #include <algorithm>
 #include <atomic>
@@ -37,13 +41,13 @@ struct Args {
   std::string photos, out;
   int count = 1000, classes = 10, jobs = 0;
   std::uint64_t seed = 0;
-  bool dense = false;
+  bool dense = false, png = false;
 };
 
 [[noreturn]] void usage(const std::string& error) {
   std::cerr << "conveyor-make-dataset: " << error << "\n"
             << "usage: conveyor-make-dataset --photos DIR --out DIR [--count N] [--classes K] [--seed S] [--jobs J]\n"
-               "                             [--dense]\n";
+               "                             [--dense] [--png]\n";
   std::exit(2);
 }
 
@@ -51,8 +55,8 @@ Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string_view f = argv[i];
-    if (f == "--dense") {
-      a.dense = true;
+    if (f == "--dense" || f == "--png") {
+      (f == "--png" ? a.png : a.dense) = true;
       continue;
     }
     if (i + 1 >= argc) usage(std::string(f) + " needs a value");
@@ -72,6 +76,17 @@ Args parse(int argc, char** argv) {
   if (a.photos.empty() || a.out.empty()) usage("--photos and --out are required");
   if (a.count < 1 || a.classes < 1) usage("--count and --classes must be >= 1");
   return a;
+}
+
+/// Writes 8-bit RGB or grey pixels as a PNG file (libpng's simplified API, zlib's default level).
+void write_png(const fs::path& path, const std::uint8_t* pixels, int width, int height, int channels) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  image.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  if (!png_image_write_to_file(&image, path.c_str(), 0, pixels, width * channels, nullptr))
+    throw std::runtime_error(path.string() + ": " + image.message);
 }
 
 /// One decoded source photo (colour only: grayscale outputs are made by the encoder).
@@ -159,13 +174,17 @@ Made make_one(const Args& a, const std::vector<Photo>& photos, int i, conveyor::
           (299 * pixels[p * 3] + 587 * pixels[p * 3 + 1] + 114 * pixels[p * 3 + 2] + 500) / 1000);
     channels = 1;
   }
-  const auto jpeg = conveyor::encode_jpeg(pixels.data(), ow, oh, channels, std::size_t(ow) * channels, enc);
   char cls[16], name[48];
   std::snprintf(cls, sizeof cls, "n%08d", 1000000 + k);
-  std::snprintf(name, sizeof name, "%s_%d.JPEG", cls, i);
-  const fs::path dir = fs::path(a.out) / cls;
-  std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(jpeg.data()),
-                                                     static_cast<std::streamsize>(jpeg.size()));
+  std::snprintf(name, sizeof name, "%s_%d.%s", cls, i, a.png ? "png" : "JPEG");
+  const fs::path path = fs::path(a.out) / cls / name;
+  if (a.png) {
+    write_png(path, pixels.data(), ow, oh, channels);
+    return {std::size_t(fs::file_size(path)), std::size_t(ow) * oh};
+  }
+  const auto jpeg = conveyor::encode_jpeg(pixels.data(), ow, oh, channels, std::size_t(ow) * channels, enc);
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(jpeg.data()),
+                                              static_cast<std::streamsize>(jpeg.size()));
   return {jpeg.size(), std::size_t(ow) * oh};
 }
 

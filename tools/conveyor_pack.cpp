@@ -10,7 +10,8 @@
 // ASCII), KEY the sample's position, zero-padded. tfrecord: PREFIX-00000-of-0000N, ... with
 // PREFIX-00000-of-0000N.idx (tfrecord2idx); each record a tf.train.Example with image/encoded,
 // image/format, image/filename and image/class/label (+ K). The output is the same bytes for the
-// same input and options. A progress line goes to stderr; the last line says what was written.
+// same input and options, and PREFIX's folder is created. A progress line goes to stderr; the last
+// line says what was written.
 
 #include <conveyor/conveyor.hpp>
 
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <numeric>
@@ -93,6 +95,8 @@ int main(int argc, char** argv) {
     const conveyor_tools::OpenedDataset opened = conveyor_tools::open_dataset(a.data, a.input_format);
     const conveyor::AnyDataset& data = opened.data;
     const std::uint64_t n = data.size();
+    if (const auto folder = std::filesystem::path(a.out).parent_path(); !folder.empty())
+      std::filesystem::create_directories(folder);
     std::vector<std::uint64_t> order;
     if (a.shuffle) {
       order = conveyor::RandomSampler(n, {.seed = *a.shuffle}).indices(0);

@@ -7,7 +7,7 @@
 # distributed example where there are two GPUs, and print a summary table last. Logs go to $OUT
 # (or ./gpu-check-out).
 #
-#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python]  # from the repository root; default all
+#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats]  # from the repository root; default all
 #
 # check: the tests, the sanitizers, the checksums, the distributed and libtorch examples, the
 # Python package (built with pip into a venv that sees the machine's torch) with its tests and
@@ -16,6 +16,8 @@
 # the Python loader beside them), the Python loop against conveyor-bench, decoding;
 # distributed: only the distributed example, on every GPU (with launch.sh, and torchrun if there);
 # python (part of check): only the Python package, its tests and its training example;
+# formats (part of perf): the PNG parity test on the GPU, and throughput over one set as
+# JPEG files, tar shards, TFRecords and PNG files (CUDA and CPU backends);
 # profile (not part of all): Nsight Compute counters of one fused-kernel launch per dtype, as
 # RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
 # check and perf take 5-8 minutes each on an H200 with 16 cores, profile about 2.
@@ -39,8 +41,8 @@ export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build=build-gpu
 part=${1:-all}
-case $part in all | check | perf | distributed | profile | python) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python]" >&2; exit 2 ;; esac
-want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+case $part in all | check | perf | distributed | profile | python | formats) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ] || { [ "$1" = formats ] && [ "$part" = perf ]; }; }
 declare -A result
 
 step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
@@ -85,6 +87,7 @@ targets=()
 [ "$part" = distributed ] && targets=(--target conveyor-distributed conveyor-make-dataset)
 [ "$part" = profile ] && targets=(--target bench_pipeline)
 [ "$part" = python ] && targets=(--target conveyor-bench conveyor-make-dataset)
+[ "$part" = formats ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset conveyor-pack)
 step build cmake --build $build -j "$(nproc)" "${targets[@]}"
 [ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
 bench=$build/tools/conveyor-bench
@@ -95,7 +98,7 @@ if [ "$part" != profile ]; then
   if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
     [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
       --out "$inet" --count 5000 --classes 100 --seed 1
-    [ -d "$inet10" ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
+    [ -d "$inet10" ] || [ "$part" = formats ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
       --count 5000 --classes 10 --seed 2 > /dev/null
   else
     not_run make_dataset "no test photos at $CONVEYOR_TEST_DATA/photos: no throughput, training or distributed runs"
@@ -106,7 +109,7 @@ torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_pa
 # torch, nanobind and scikit-build-core), once per machine by check or perf, whichever runs
 # first; DLPack's header from CONVEYOR_DEPS.
 python=
-if [ "$part" != distributed ] && [ "$part" != profile ]; then
+if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats ]; then
   if ! python3 -c 'import conveyor._conveyor' 2> /dev/null; then
     step python_install env CMAKE_PREFIX_PATH="$deps/usr" python3 -m pip install --no-build-isolation --no-index \
       --no-deps . --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90
@@ -229,6 +232,36 @@ elif want perf; then
   fi
 fi
 
+# One set four ways: the ImageNet-like JPEGs as files, as 1,000-sample tar shards and TFRecords
+# (conveyor-pack, shuffled; read with a 4-shard window) and re-encoded as PNG files (2,000 of them:
+# the same pixels), through the CUDA backend and, for PNG, the CPU backend; the PNG parity test first.
+if want formats && [ ! -d "$inet" ]; then
+  not_run formats "no ImageNet-like set"
+elif want formats; then
+  tests=$build/tests/cuda/conveyor_cuda_tests
+  step formats_gpu_png "$tests" "[png]"
+  png=/tmp/conveyor-imagenet-like-png
+  [ -d "$png" ] || step make_png_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
+    --out "$png" --count 2000 --classes 100 --seed 1 --png
+  [ -d /tmp/conveyor-wds ] || step pack_wds "$build/tools/conveyor-pack" --data "$inet" --out /tmp/conveyor-wds/train --shuffle 1 \
+    --shard-size 1000
+  [ -d /tmp/conveyor-tfr ] || step pack_tfrecord "$build/tools/conveyor-pack" --data "$inet" \
+    --out /tmp/conveyor-tfr/train --shuffle 1 --shard-size 1000 --format tfrecord
+  for run in "jpeg_files cuda $inet" "wds cuda /tmp/conveyor-wds/train-{000000..000004}.tar" \
+             "tfrecord cuda /tmp/conveyor-tfr/train-{00000..00004}-of-00005" "png_files cuda $png" "png_files cpu $png"; do
+    set -- $run
+    name=format_$1_$2
+    extra=()
+    [ "$1" = wds ] || [ "$1" = tfrecord ] && extra=(--format "$1" --shard-window 4)
+    if "$bench" --data "$3" "${extra[@]}" --device "$2" --workers 16 --batch 256 --epochs 2 --dtype bf16 \
+      > "$logs/$name.log" 2>&1; then
+      result[$name]="$(grep -m 1 -i 'opened\|shards' "$logs/$name.log" | head -c 120) $(tail -n 1 "$logs/$name.log")"
+    else
+      result[$name]="FAIL: $(tail -n 1 "$logs/$name.log")"
+    fi
+  done
+fi
+
 # Nsight Compute on one launch of the fused kernel per dtype (the benchmark's synthetic windows),
 # at the GPU's own clocks, so the times stay comparable with the benchmark's.
 if [ "$part" = profile ]; then
@@ -256,7 +289,8 @@ fi
   grep -h "ERROR SUMMARY" "$logs"/sanitize_*.log 2> /dev/null | sed 's/^/sanitizer: /'
   grep -h "tests passed" "$logs/gpu_tests.log" "$logs/cpu_tests.log" 2> /dev/null
   echo
-  tail -n 1 "$logs/make_dataset.log" 2> /dev/null
+  tail -n 1 "$logs/make_dataset.log" "$logs/make_png_dataset.log" 2> /dev/null
+  (cd "$logs" && grep -H -E '^(read|decode) ' format_*.log 2> /dev/null)
   tail -n 14 "$logs/throughput_cuda_16_roi_on.log" 2> /dev/null
   echo
   grep -A 8 '^| set' "$logs/bench_decode.log" 2> /dev/null

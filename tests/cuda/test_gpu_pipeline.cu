@@ -11,7 +11,9 @@
 #include "support/datasets.hpp"
 #include "support/temp_dir.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -139,6 +141,36 @@ TEST_CASE("GPU batches equal CPU batches on real photos", "[gpu][parity][data]")
     }
   const ImageFolder folder((data_dir / "imagefolder").string());
   require_same_as_cpu(folder, ImageAugment::eval(), {.batch_size = 5, .workers = 4, .device = 0}, 2);
+}
+
+// The fused kernel reads a decoded window whichever codec filled it: PNGs of every colour type,
+// depth and interlacing, mixed in one batch with JPEG photos, give the CPU backend's bits.
+TEST_CASE("GPU batches equal CPU batches on PNGs of every kind mixed with JPEGs", "[gpu][parity][png][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data_dir);
+  InMemory mixed;
+  ByteBuffer bytes;
+  std::vector<std::filesystem::path> files;
+  for (const auto& dir : {data_dir / "png" / "pngsuite", data_dir / "png" / "testpngs"})
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".png") files.push_back(e.path());
+  for (const auto& e : std::filesystem::directory_iterator(data_dir / "photos"))
+    if (e.path().extension() == ".jpg") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    read_file(f.string(), bytes);
+    mixed.add(bytes.span(), std::int64_t(mixed.size() % 7));
+  }
+  REQUIRE(mixed.size() >= 150);
+  for (DType dtype : {DType::u8, DType::bf16})
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      INFO("dtype " << to_string(dtype) << " layout " << to_string(layout));
+      ImageAugment train = ImageAugment::train(48), eval = ImageAugment::eval(56, 48);
+      train.dtype = eval.dtype = dtype;
+      train.layout = eval.layout = layout;
+      if (dtype == DType::u8) train.normalize.reset(), eval.normalize.reset();
+      require_same_as_cpu(mixed, train, {.batch_size = 16, .workers = 8, .seed = 4, .device = 0}, 1);
+      require_same_as_cpu(mixed, eval, {.batch_size = 16, .workers = 8, .device = 0}, 1);
+    }
 }
 
 TEST_CASE("a slow consumer never reads a batch being overwritten", "[gpu][race]") {

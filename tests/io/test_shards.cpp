@@ -206,7 +206,13 @@ TEST_CASE("damaged tar shards are named by shard and offset or key", "[io][shard
     const Members a = {{"jpg", jpeg}, {"cls", bytes_of("seven")}};
     w.add("a", a);
   }
-  CHECK_THROWS_WITH(TarShards((t.path() / "label.tar").string()), Catch::Contains("label 'seven'") && Catch::Contains("not an integer"));
+  // Labels are read with their samples: the shard opens, the sample's read names shard and key.
+  const TarShards bad_label((t.path() / "label.tar").string());
+  ByteBuffer out;
+  const auto not_integer = Catch::Contains("label.tar: sample 'a': label 'seven' at byte 2048 is not an integer");
+  CHECK_THROWS_WITH(read_labeled(bad_label, 0, out), not_integer);
+  CHECK_THROWS_WITH(bad_label.label(0), not_integer);
+  CHECK_NOTHROW(bad_label.read(0, out));
   conveyor_test::write_text(t.path() / "text.tar", std::string(2048, 'x'));
   CHECK_THROWS_WITH(TarShards((t.path() / "text.tar").string()), Catch::Contains("bad checksum"));
   auto idx = fresh("idx.tar");

@@ -1,9 +1,11 @@
 #pragma once
 /// @file
 /// `TarShards`: WebDataset tar shards as a random-access `Dataset`. Opening lists every sample's
-/// image member (offset and size) and reads its label, from DALI's `wds2idx` index beside each
-/// shard when there is one, else by walking the shard's tar headers; `read(i)` is then one
-/// positioned read of the image's bytes.
+/// image and label members (offsets and sizes), from DALI's `wds2idx` index beside each shard when
+/// there is one, else by walking the shard's tar headers; it reads no sample, so opening costs one
+/// read per shard with indices. `read(i)` is then one positioned read of the image's bytes, and
+/// `read_labeled(i)` (what the pipeline calls) one read spanning the image and its label, which
+/// are adjacent; a label that is not an integer fails that sample's read, naming shard and key.
 ///
 /// WebDataset's rules: a member's key is its path up to the first dot of its file name, the rest
 /// its extension; a sample is the members with one key, adjacent in the shard. The image is the
@@ -71,7 +73,31 @@ class TarShards {
     const Sample& s = samples_[i];
     files_->read(s.shard, s.offset, s.size, out);
   }
-  [[nodiscard]] std::int64_t label(std::uint64_t i) const noexcept { return samples_[i].label; }
+  /// The label member's integer, read when asked (one small read).
+  /// @throws IoError, or DecodeError naming shard, key and byte for a label that is not an integer.
+  [[nodiscard]] std::int64_t label(std::uint64_t i) const {
+    const Sample& s = samples_[i];
+    ByteBuffer b;
+    files_->read(s.shard, s.label_offset, s.label_size, b);
+    return parse_label(i, b.span());
+  }
+  /// `read` and `label` in one positioned read spanning both members (adjacent in a sample); the
+  /// image bytes are then moved to the front of `out`.
+  std::int64_t read_labeled(std::uint64_t i, ByteBuffer& out) const {
+    const Sample& s = samples_[i];
+    const std::uint64_t first = std::min(s.offset, s.label_offset);
+    const std::uint64_t end = std::max(s.offset + s.size, s.label_offset + s.label_size);
+    if (end - first > std::uint64_t(s.size) + s.label_size + max_gap) {  // not adjacent: two reads
+      const std::int64_t l = label(i);
+      read(i, out);
+      return l;
+    }
+    files_->read(s.shard, first, static_cast<std::size_t>(end - first), out);
+    const std::int64_t l = parse_label(i, out.span().subspan(s.label_offset - first, s.label_size));
+    std::memmove(out.data(), out.data() + (s.offset - first), s.size);
+    out.resize(s.size);
+    return l;
+  }
   /// "shard:key".
   [[nodiscard]] std::string name(std::uint64_t i) const {
     const Sample& s = samples_[i];
@@ -84,7 +110,7 @@ class TarShards {
 
   /// Samples per shard, in shard order (sample indices run shard by shard).
   [[nodiscard]] const std::vector<std::uint64_t>& shard_sizes() const noexcept { return shard_sizes_; }
-  /// Seconds opening took (indices read or headers walked, labels read).
+  /// Seconds opening took (indices read or headers walked; labels are read with the samples).
   [[nodiscard]] double open_seconds() const noexcept { return open_seconds_; }
 
  private:
@@ -92,7 +118,8 @@ class TarShards {
     std::uint32_t shard = 0;
     std::uint32_t size = 0;
     std::uint64_t offset = 0;
-    std::int64_t label = 0;
+    std::uint64_t label_offset = 0;
+    std::uint32_t label_size = 0;
     std::uint32_t key = 0, key_size = 0;  // in keys_
   };
   /// One regular member of a shard.
@@ -102,6 +129,9 @@ class TarShards {
     std::uint64_t size = 0;
   };
   static constexpr std::size_t block = 512;
+  /// Bytes between a sample's image and label read through rather than read twice (headers,
+  /// padding, another member such as a .json).
+  static constexpr std::uint64_t max_gap = 16 * 1024;
 
   /// Splits `path` into WebDataset's key and extension; nothing for hidden files or names
   /// without a dot.
@@ -147,11 +177,14 @@ class TarShards {
       if (!image) fail(shard, "sample '" + k + "' has no image member (" + joined(o_.image_extensions) + "): it has " + found);
       if (!label) fail(shard, "sample '" + k + "' has no '" + o_.label_extension + "' member: it has " + found);
       if (image->size > UINT32_MAX) fail(shard, "sample '" + k + "': an image of " + std::to_string(image->size) + " bytes");
+      if (label->size > 32)
+        fail(shard, "sample '" + k + "': its label is " + std::to_string(label->size) + " bytes, not an integer");
       Sample s;
       s.shard = static_cast<std::uint32_t>(shard);
       s.offset = image->offset;
       s.size = static_cast<std::uint32_t>(image->size);
-      s.label = read_label(shard, k, *label);
+      s.label_offset = label->offset;
+      s.label_size = static_cast<std::uint32_t>(label->size);
       s.key = static_cast<std::uint32_t>(keys_.size());
       s.key_size = static_cast<std::uint32_t>(k.size());
       keys_ += k;
@@ -159,18 +192,15 @@ class TarShards {
     }
   }
 
-  std::int64_t read_label(std::size_t shard, const std::string& k, const Member& m) const {
-    if (m.size > 32) fail(shard, "sample '" + k + "': its label is " + std::to_string(m.size) + " bytes, not an integer");
-    ByteBuffer b;
-    files_->read(shard, m.offset, static_cast<std::size_t>(m.size), b);
-    std::string_view text(reinterpret_cast<const char*>(b.data()), b.size());
+  std::int64_t parse_label(std::uint64_t i, std::span<const std::byte> bytes) const {
+    std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     while (!text.empty() && std::strchr(" \t\r\n", text.back())) text.remove_suffix(1);
     while (!text.empty() && std::strchr(" \t\r\n", text.front())) text.remove_prefix(1);
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-      fail(shard, "sample '" + k + "': label '" + std::string(text) + "' at byte " + std::to_string(m.offset) +
-                      " is not an integer");
+      fail(samples_[i].shard, "sample '" + std::string(key(i)) + "': label '" + std::string(text) + "' at byte " +
+                                  std::to_string(samples_[i].label_offset) + " is not an integer");
     return v;
   }
 
@@ -297,27 +327,57 @@ class TarShards {
     const std::size_t base = path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1;
     const std::size_t dot = path.find('.', base + 1);
     const std::string index = (dot == std::string::npos ? path : path.substr(0, dot)) + ".idx";
-    std::ifstream in(index);
+    std::ifstream in(index, std::ios::binary);
     if (!in) return false;
     const std::uint64_t file_size = files_->file_size(shard);
-    std::string version;
-    std::uint64_t count = 0;
-    std::string line;
-    if (!std::getline(in, line) || !(std::istringstream(line) >> version >> count) || version != "v1.2")
-      throw DecodeError("TarShards: " + index + ": not a wds2idx v1.2 index (first line '" + line + "')");
+    std::ostringstream whole;
+    whole << in.rdbuf();
+    const std::string text = std::move(whole).str();
+    std::string_view rest(text);
+    // Whitespace-separated fields, parsed in place (an index lists every member of a shard).
+    const auto next_line = [&rest]() -> std::optional<std::string_view> {
+      if (rest.empty()) return std::nullopt;
+      const std::size_t nl = rest.find('\n');
+      const std::string_view l = rest.substr(0, nl);
+      rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+      return l;
+    };
+    const auto token = [](std::string_view& l) {
+      while (!l.empty() && (l.front() == ' ' || l.front() == '\t' || l.front() == '\r')) l.remove_prefix(1);
+      std::size_t n = 0;
+      while (n < l.size() && l[n] != ' ' && l[n] != '\t' && l[n] != '\r') ++n;
+      const std::string_view t = l.substr(0, n);
+      l.remove_prefix(n);
+      return t;
+    };
+    const auto number = [](std::string_view t) -> std::optional<std::uint64_t> {
+      std::uint64_t v = 0;
+      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+      if (ec != std::errc() || end != t.data() + t.size() || t.empty()) return std::nullopt;
+      return v;
+    };
+    const auto first = next_line();
+    std::string_view head = first.value_or("");
+    const std::string_view version = token(head);
+    const auto count = number(token(head));
+    if (version != "v1.2" || !count)
+      throw DecodeError("TarShards: " + index + ": not a wds2idx v1.2 index (first line '" + std::string(first.value_or("")) +
+                        "')");
     std::vector<Member> members;
-    for (std::uint64_t n = 0; n < count; ++n) {
-      if (!std::getline(in, line))
-        throw DecodeError("TarShards: " + index + ": " + std::to_string(count) + " samples announced, " +
+    for (std::uint64_t n = 0; n < *count; ++n) {
+      auto l = next_line();
+      if (!l)
+        throw DecodeError("TarShards: " + index + ": " + std::to_string(*count) + " samples announced, " +
                           std::to_string(n) + " listed");
-      std::istringstream fields(line);
-      std::string ext, name;
-      std::uint64_t offset = 0, size = 0;
-      while (fields >> ext >> offset >> size >> name) {
-        if (offset > file_size || size > file_size - offset)
-          throw DecodeError("TarShards: " + index + ": member '" + name + "' at byte " + std::to_string(offset) +
-                            " of " + std::to_string(size) + " bytes is past the end of " + path);
-        members.push_back({name, offset, size});
+      for (std::string_view ext = token(*l); !ext.empty(); ext = token(*l)) {
+        const auto offset = number(token(*l)), size = number(token(*l));
+        const std::string_view name = token(*l);
+        if (!offset || !size || name.empty())
+          throw DecodeError("TarShards: " + index + ": line " + std::to_string(n + 2) + " is not 'ext offset size name' groups");
+        if (*offset > file_size || *size > file_size - *offset)
+          throw DecodeError("TarShards: " + index + ": member '" + std::string(name) + "' at byte " + std::to_string(*offset) +
+                            " of " + std::to_string(*size) + " bytes is past the end of " + path);
+        members.push_back({std::string(name), *offset, *size});
       }
     }
     add_samples(shard, members);
