@@ -24,13 +24,14 @@ struct OpenedDataset {
 inline OpenedDataset open_dataset(const std::string& spec, const std::string& format) {
   std::string kind = format;
   if (kind == "auto") {
+    const std::string name = std::filesystem::path(spec).filename().string();  // not the folders above it
     const auto ends = [&](const char* s) {
       const std::string x(s);
-      return spec.size() >= x.size() && spec.compare(spec.size() - x.size(), x.size(), x) == 0;
+      return name.size() >= x.size() && name.compare(name.size() - x.size(), x.size(), x) == 0;
     };
     if (std::filesystem::is_directory(spec)) kind = "folder";
-    else if (ends(".tar") || (spec.find('{') != std::string::npos && spec.find(".tar") != std::string::npos)) kind = "wds";
-    else if (ends(".tfrecord") || ends(".tfrecords") || spec.find("-of-") != std::string::npos) kind = "tfrecord";
+    else if (ends(".tar") || (name.find('{') != std::string::npos && name.find(".tar") != std::string::npos)) kind = "wds";
+    else if (ends(".tfrecord") || ends(".tfrecords") || name.find("-of-") != std::string::npos) kind = "tfrecord";
     else if (std::filesystem::is_regular_file(spec)) kind = "list";
     else kind = "folder";  // nothing there: ImageFolder says "not a folder"
   }

@@ -8,6 +8,7 @@
 //   bench_decode --imagenet DIR --photos DIR [Google Benchmark flags]
 
 #include "bench_common.hpp"
+#include "rate_reporter.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -90,18 +91,6 @@ void run(benchmark::State& state, const std::string& set, Mode mode) {
   state.counters["decoded_MP_per_img"] = benchmark::Counter(double(pixels) / 1e6 / double(std::max<std::int64_t>(1, decoded)));
 }
 
-/// Collects items/s per benchmark for the ratio table.
-class Reporter : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, double> rate;
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs)
-      if (!r.error_occurred && r.counters.count("items_per_second"))
-        rate[r.run_name.function_name] = r.counters.at("items_per_second");
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,7 +121,7 @@ int main(int argc, char** argv) {
                                    [set = set, mode = mode](benchmark::State& s) { run(s, set, mode); })
           ->MinTime(2.0)
           ->Unit(benchmark::kMillisecond);
-  Reporter reporter;
+  conveyor_bench::RateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\n| set | images | full img/s | roi img/s | roi+scaled img/s | roi / full | roi+scaled / full | host path / bare libjpeg (time) |\n|---|---|---|---|---|---|---|---|\n");
   for (const auto& [set, images] : sets) {

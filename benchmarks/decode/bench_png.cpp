@@ -8,6 +8,8 @@
 
 #include <conveyor/conveyor.hpp>
 
+#include "rate_reporter.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -106,17 +108,6 @@ void run(benchmark::State& state, Mode mode) {
   if (pixels) state.counters["MP_per_img"] = benchmark::Counter(double(pixels) / 1e6 / double(decoded));
 }
 
-class Reporter : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, double> rate;
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs)
-      if (!r.error_occurred && r.counters.count("items_per_second"))
-        rate[r.run_name.function_name] = r.counters.at("items_per_second");
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,7 +139,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((std::string("png/") + name).c_str(), [mode = mode](benchmark::State& s) { run(s, mode); })
         ->MinTime(2.0)
         ->Unit(benchmark::kMillisecond);
-  Reporter reporter;
+  conveyor_bench::RateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const double whole = reporter.rate["png/conveyor_whole"];
   if (whole <= 0) return 0;

@@ -260,6 +260,15 @@ elif want formats; then
       result[$name]="FAIL: $(tail -n 1 "$logs/$name.log")"
     fi
   done
+  # webdataset under the DataLoader against conveyor on 250-sample shards (one per worker at least).
+  if ! python3 -c 'import webdataset' 2> /dev/null; then
+    not_run compare_webdataset "webdataset not installed (pip install webdataset)"
+  else
+    [ -d /tmp/conveyor-wds-250 ] || "$build/tools/conveyor-pack" --data "$inet" --out /tmp/conveyor-wds-250/train \
+      --shuffle 1 --shard-size 250 > /dev/null 2>&1
+    step compare_webdataset env PYTHONUNBUFFERED=1 python3 benchmarks/compare/webdataset_vs_conveyor.py \
+      --shards "/tmp/conveyor-wds-250/train-{000000..000019}.tar" --bench "$bench" --device cuda --workers 4,16
+  fi
 fi
 
 # Nsight Compute on one launch of the fused kernel per dtype (the benchmark's synthetic windows),
@@ -302,6 +311,7 @@ fi
   grep -E '^loss|img/s' "$logs/python_train.log" 2> /dev/null
   echo
   grep -A 4 '^| threads' "$logs/compare_dali.log" 2> /dev/null
+  grep -A 4 '^| workers' "$logs/compare_webdataset.log" 2> /dev/null
   tail -n 1 "$logs/compare_dali.log" 2> /dev/null
   echo
   grep -E '^(typed|erased)_[a-z]+/real_time_median' "$logs/bench_any.log" 2> /dev/null

@@ -28,6 +28,7 @@ from ._conveyor import (
 )
 from ._decode import decode_image
 from ._loader import Loader, Skipped
+from ._open import open_dataset
 from ._transforms import ImageAugment, RawTensor
 
 __version__ = "0.1.0"
@@ -35,5 +36,5 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigError", "CudaError", "Dataset", "DecodeError", "Error", "FileList", "ImageAugment", "ImageFolder",
     "InMemory", "IoError", "Loader", "RawTensor", "SampleError", "ShardDataset", "Skipped", "TarShards",
-    "TFRecordDataset", "decode_image", "has_cuda_backend",
+    "TFRecordDataset", "decode_image", "has_cuda_backend", "open_dataset",
 ]

@@ -1,8 +1,10 @@
 """conveyor.Loader: the PyTorch DataLoader's place in a training loop."""
 import json
+import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from . import _conveyor
+from ._open import open_dataset
 from ._transforms import ImageAugment, RawTensor
 
 
@@ -45,6 +47,8 @@ def _stream_handle(stream: Any) -> int:
 
 class Loader:
     """Batches of `dataset` through `transform`, prepared by worker threads in C++, in order.
+    `dataset` is a conveyor dataset, or a path or pattern `open_dataset` opens (a folder, tar
+    shards, TFRecords, a file list).
 
     Iterating yields `(images, labels)`: torch tensors when torch is installed (on the GPU for a
     CUDA device, ready on torch's current stream when the batch is yielded, with no host wait),
@@ -66,11 +70,13 @@ class Loader:
     sequentially rather than every shard at random (0: a full permutation of samples).
     """
 
-    def __init__(self, dataset: _conveyor.Dataset, batch_size: int = 256, shuffle: bool = False, seed: int = 0,
+    def __init__(self, dataset: Union[_conveyor.Dataset, str, os.PathLike], batch_size: int = 256, shuffle: bool = False, seed: int = 0,
                  transform: Union[ImageAugment, RawTensor, None] = None, workers: int = -1, prefetch: int = 3,
                  drop_last: bool = False, on_error: str = "raise", device: Any = "cpu", stream: Any = None,
                  distributed: Union[bool, str, Tuple[int, int]] = False, output: Optional[str] = None,
                  shard_window: int = 0):
+        if isinstance(dataset, (str, os.PathLike)):
+            dataset = open_dataset(dataset)
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle

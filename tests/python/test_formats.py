@@ -163,6 +163,11 @@ def test_tar_shards_written_by_webdataset(tmp_path, samples):
                              transform=conveyor.ImageAugment.eval(32, 32))
     labels = numpy.concatenate([lab for _, lab in loader])
     assert sorted(labels.tolist()) == sorted(lab for _, lab in reference)
+    # The pattern itself, as conveyor-bench's --data takes it: the same batches.
+    by_name = conveyor.Loader(pattern, batch_size=4, shuffle=True, seed=3, workers=2, shard_window=2, output="numpy",
+                              transform=conveyor.ImageAugment.eval(32, 32))
+    assert isinstance(by_name.dataset, conveyor.TarShards)
+    assert numpy.array_equal(numpy.concatenate([lab for _, lab in by_name]), labels)
 
 
 def test_tfrecords_written_by_the_tfrecord_package(tmp_path, samples):
@@ -236,3 +241,20 @@ def test_conveyor_pack_index_is_what_dali_wds2idx_writes(tmp_path, samples, pack
         dali = tmp_path / (tar.stem + ".dali.idx")
         subprocess.run([wds2idx, str(tar), str(dali)], check=True, capture_output=True)
         assert tar.with_suffix(".idx").read_text() == dali.read_text(), tar.name
+
+
+def test_open_dataset_reads_what_the_name_says(tmp_path, samples):
+    photos = sorted(samples.rglob("*.jpg"))[:3]
+    listing = tmp_path / "list.txt"
+    listing.write_text("".join(f"{p} {i}\n" for i, p in enumerate(photos)))
+    assert isinstance(conveyor.open_dataset(samples), conveyor.ImageFolder)
+    assert isinstance(conveyor.open_dataset(str(listing)), conveyor.FileList)
+    assert len(conveyor.open_dataset(listing)) == 3
+    with pytest.raises(conveyor.IoError, match="train-0.tar"):
+        conveyor.open_dataset(tmp_path / "train-0.tar")
+    with pytest.raises(conveyor.IoError, match="x-00000-of-00001"):
+        conveyor.open_dataset(tmp_path / "x-00000-of-00001")
+    with pytest.raises(conveyor.Error, match="not a folder"):
+        conveyor.open_dataset(tmp_path / "nothing")
+    with pytest.raises(conveyor.ConfigError, match="format must be one of"):
+        conveyor.open_dataset(samples, format="zip")
