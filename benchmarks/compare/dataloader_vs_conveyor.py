@@ -12,8 +12,6 @@ the ratios.
     python3 benchmarks/compare/dataloader_vs_conveyor.py --data DIR --bench build/tools/conveyor-bench [--device cpu]
 """
 import argparse
-import re
-import subprocess
 import sys
 import time
 
@@ -21,6 +19,7 @@ import torch
 import torchvision
 from torchvision import transforms
 
+from loader_rate import bench_rate, loader_rate
 from svg_plot import line_chart
 
 try:
@@ -56,10 +55,8 @@ def dataloader_rate(data, workers, batches, device):
 
 def conveyor_rate(bench, data, workers, epochs, device):
     dtype = "bf16" if device.type == "cuda" else "f32"
-    out = subprocess.run([bench, "--data", data, "--device", device.type, "--workers", str(workers), "--batch", "256",
-                          "--epochs", str(epochs), "--dtype", dtype, "--layout", "nchw"],
-                         check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"([0-9.]+) img/s\s*$", out).group(1)), out
+    return bench_rate([bench, "--data", data, "--device", device.type, "--workers", str(workers), "--batch", "256",
+                       "--epochs", str(epochs), "--dtype", dtype, "--layout", "nchw"])
 
 
 def python_rate(data, workers, epochs, device):
@@ -67,15 +64,7 @@ def python_rate(data, workers, epochs, device):
     dtype = "bf16" if device.type == "cuda" else "f32"
     loader = conveyor.Loader(conveyor.ImageFolder(data), batch_size=256, shuffle=True, seed=0, workers=workers,
                              device=device.type, transform=conveyor.ImageAugment.train(224, dtype=dtype))
-    images = 0
-    start = time.perf_counter()
-    for epoch in range(epochs):
-        loader.set_epoch(epoch)
-        for x, y in loader:
-            images += len(y)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return images / (time.perf_counter() - start)
+    return loader_rate(loader, epochs, device.type == "cuda")
 
 
 def main():

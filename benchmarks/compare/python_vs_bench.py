@@ -10,35 +10,23 @@ tensors (`torch.from_dlpack`, with the stream handshake), as a training loop doe
     python3 benchmarks/compare/python_vs_bench.py --data DIR --bench build/tools/conveyor-bench --device cuda
 """
 import argparse
-import re
-import subprocess
 import sys
-import time
 
 import torch
 
 import conveyor
+from loader_rate import bench_rate as run_bench, loader_rate
 
 
 def python_rate(data, workers, epochs, device, dtype, batch):
     loader = conveyor.Loader(conveyor.ImageFolder(data), batch_size=batch, shuffle=True, seed=0, workers=workers,
                              device=device, transform=conveyor.ImageAugment.train(224, dtype=dtype))
-    images = 0
-    start = time.perf_counter()
-    for epoch in range(epochs):
-        loader.set_epoch(epoch)
-        for x, y in loader:
-            images += len(y)
-    if device != "cpu":
-        torch.cuda.synchronize()
-    return images / (time.perf_counter() - start)
+    return loader_rate(loader, epochs, device != "cpu")
 
 
 def bench_rate(bench, data, workers, epochs, device, dtype, batch):
-    out = subprocess.run([bench, "--data", data, "--device", device, "--workers", str(workers), "--batch", str(batch),
-                          "--epochs", str(epochs), "--dtype", dtype, "--seed", "0"],
-                         check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"([0-9.]+) img/s\s*$", out).group(1))
+    return run_bench([bench, "--data", data, "--device", device, "--workers", str(workers), "--batch", str(batch),
+                      "--epochs", str(epochs), "--dtype", dtype, "--seed", "0"])[0]
 
 
 def main():

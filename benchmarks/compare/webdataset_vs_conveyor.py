@@ -15,8 +15,6 @@ print img/s per worker count and the ratios.
         --bench build/tools/conveyor-bench [--device cpu]
 """
 import argparse
-import re
-import subprocess
 import sys
 import time
 
@@ -24,6 +22,8 @@ import torch
 import torchvision
 import webdataset as wds
 from torchvision import transforms
+
+from loader_rate import bench_rate, loader_rate
 
 try:
     import conveyor
@@ -56,12 +56,11 @@ def webdataset_rate(shards, workers, epochs, device):
     return images / (time.perf_counter() - start), images
 
 
-def bench_rate(bench, shards, workers, epochs, device):
+def conveyor_rate(bench, shards, workers, epochs, device):
     dtype = "bf16" if device.type == "cuda" else "f32"
-    out = subprocess.run([bench, "--data", shards, "--format", "wds", "--shard-window", str(WINDOW), "--device",
-                          device.type, "--workers", str(workers), "--batch", "256", "--epochs", str(epochs),
-                          "--dtype", dtype, "--layout", "nchw"], check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"([0-9.]+) img/s\s*$", out).group(1))
+    return bench_rate([bench, "--data", shards, "--format", "wds", "--shard-window", str(WINDOW), "--device",
+                       device.type, "--workers", str(workers), "--batch", "256", "--epochs", str(epochs),
+                       "--dtype", dtype, "--layout", "nchw"])[0]
 
 
 def python_rate(shards, workers, epochs, device):
@@ -69,15 +68,7 @@ def python_rate(shards, workers, epochs, device):
     loader = conveyor.Loader(conveyor.TarShards(shards), batch_size=256, shuffle=True, seed=0, workers=workers,
                              shard_window=WINDOW, device=device.type,
                              transform=conveyor.ImageAugment.train(224, dtype=dtype))
-    images = 0
-    start = time.perf_counter()
-    for epoch in range(epochs):
-        loader.set_epoch(epoch)
-        for _, y in loader:
-            images += len(y)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return images / (time.perf_counter() - start)
+    return loader_rate(loader, epochs, device.type == "cuda")
 
 
 def main():
@@ -92,7 +83,7 @@ def main():
     rows = []
     for w in [int(v) for v in args.workers.split(",")]:
         wd, wd_images = webdataset_rate(args.shards, w, args.epochs, device)
-        cv = bench_rate(args.bench, args.shards, w, args.epochs, device)
+        cv = conveyor_rate(args.bench, args.shards, w, args.epochs, device)
         py = python_rate(args.shards, w, args.epochs, device) if conveyor else None
         rows.append((w, wd, cv, py))
         shown = f"; conveyor.Loader {py:.0f} img/s" if py else ""
