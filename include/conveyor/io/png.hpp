@@ -173,6 +173,13 @@ class PngDecoder {
       return false;
     }
     png_set_read_fn(s.png, &s, detail::png_read_from_memory);
+    // Ancillary chunks the pixels do not need are skipped unread: libpng would otherwise allocate
+    // a text or ICC chunk by its declared length before finding the data is not there (a 433-byte
+    // file declaring a 1.9 GB iTXt took 1.8 GB and 2.8 s). Unknown chunks are skipped the same way.
+    static constexpr png_byte skipped[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0"
+                                          "sCAL\0sPLT\0sRGB\0tEXt\0tIME\0zTXt";
+    png_set_keep_unknown_chunks(s.png, PNG_HANDLE_CHUNK_NEVER, nullptr, 0);
+    png_set_keep_unknown_chunks(s.png, PNG_HANDLE_CHUNK_NEVER, skipped, static_cast<int>(sizeof skipped / 5));
     png_read_info(s.png, s.info);
     s.header.width = static_cast<int>(png_get_image_width(s.png, s.info));
     s.header.height = static_cast<int>(png_get_image_height(s.png, s.info));
