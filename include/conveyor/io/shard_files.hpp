@@ -24,6 +24,16 @@
 namespace conveyor {
 inline namespace v0 {
 
+/// DALI's `wds2idx` index beside a tar shard: the shard's path up to the first dot of its file
+/// name, then `.idx` (`train-000001.tar` → `train-000001.idx`), as `TarShards` reads and
+/// `TarWriter` writes it.
+[[nodiscard]] inline std::string wds_index_path(std::string_view shard) {
+  const std::size_t slash = shard.rfind('/');
+  const std::size_t base = slash == std::string_view::npos ? 0 : slash + 1;
+  const std::size_t dot = shard.find('.', base + 1);
+  return std::string(dot == std::string_view::npos ? shard : shard.substr(0, dot)) + ".idx";
+}
+
 /// Expands `pattern`'s braces, as WebDataset and bash do: `{000..127}` (a numeric range, padded to
 /// the width of its first bound), `{a,b,c}` (a list); several braces give every combination, in
 /// order. A pattern without braces is itself.

@@ -8,6 +8,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/io/crc32c.hpp>
+#include <conveyor/io/shard_files.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -64,9 +65,7 @@ class TarWriter {
     write(zeros, sizeof zeros);
     out_.close();
     if (!out_) throw IoError("cannot write file", path_);
-    const std::size_t base = path_.rfind('/') == std::string::npos ? 0 : path_.rfind('/') + 1;
-    const std::size_t dot = path_.find('.', base + 1);
-    const std::string index = (dot == std::string::npos ? path_ : path_.substr(0, dot)) + ".idx";
+    const std::string index = wds_index_path(path_);
     std::ofstream idx(index, std::ios::trunc);
     idx << "v1.2 " << index_.size() << "\n";
     for (const std::string& l : index_) idx << l << "\n";

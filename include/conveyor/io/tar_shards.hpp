@@ -324,9 +324,7 @@ class TarShards {
   /// "<ext> <offset> <size> <name>" per member. Returns false when there is none.
   bool read_index(std::size_t shard) {
     const std::string& path = files_->path(shard);
-    const std::size_t base = path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1;
-    const std::size_t dot = path.find('.', base + 1);
-    const std::string index = (dot == std::string::npos ? path : path.substr(0, dot)) + ".idx";
+    const std::string index = wds_index_path(path);
     std::ifstream in(index, std::ios::binary);
     if (!in) return false;
     const std::uint64_t file_size = files_->file_size(shard);
