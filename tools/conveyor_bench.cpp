@@ -6,6 +6,7 @@
 //                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
+//                  [--decode cpu|gpu|auto] [--gpu-share F]
 //                  [--format auto|folder|wds|tfrecord|list] [--shard-window W]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
@@ -55,6 +56,8 @@ struct Args {
   std::string format = "auto";
   std::uint64_t shard_window = 0;  // 0: a random permutation; else ShardShuffleSampler's window
   bool print_indices = false;
+  conveyor::JpegDecode decode = conveyor::JpegDecode::cpu;
+  std::optional<double> gpu_share;  // unset: 1 for gpu, 0.5 to start auto
 };
 
 [[noreturn]] void usage(const std::string& error) {
@@ -64,7 +67,7 @@ struct Args {
                "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
-               "         [--shard-window W]\n";
+               "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n";
   std::exit(2);
 }
 
@@ -116,6 +119,18 @@ Args parse(int argc, char** argv) {
     else if (flag == "--format") a.format = value();
     else if (flag == "--shard-window") a.shard_window = static_cast<std::uint64_t>(to_int(flag, value()));
     else if (flag == "--print-indices") a.print_indices = true;
+    else if (flag == "--decode") {
+      const std::string v = value();
+      if (v == "cpu") a.decode = conveyor::JpegDecode::cpu;
+      else if (v == "gpu") a.decode = conveyor::JpegDecode::gpu;
+      else if (v == "auto") a.decode = conveyor::JpegDecode::adaptive;
+      else usage("--decode expects cpu, gpu or auto, got '" + v + "'");
+    } else if (flag == "--gpu-share") {
+      const std::string v = value();
+      char* end = nullptr;
+      a.gpu_share = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0') usage("--gpu-share expects a number in [0, 1], got '" + v + "'");
+    }
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
     else if (flag == "--help" || flag == "-h") usage("help");
@@ -254,7 +269,8 @@ int main(int argc, char** argv) {
     if (a.dtype == conveyor::DType::u8) aug.normalize.reset();
     conveyor::PipelineOptions options{.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
                                       .on_error = a.on_error, .seed = a.seed,
-                                      .device = a.device == "cuda" ? 0 : conveyor::cpu_device};
+                                      .device = a.device == "cuda" ? 0 : conveyor::cpu_device, .decode = a.decode,
+                                      .gpu_share = a.gpu_share.value_or(a.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0)};
     std::optional<conveyor::AnySampler> sampler;
     if (a.shard_window > 0) {
       if (!opened.shard_sizes) throw conveyor::ConfigError("--shard-window needs a shard dataset (wds or tfrecord)");

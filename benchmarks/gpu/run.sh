@@ -7,7 +7,7 @@
 # distributed example where there are two GPUs, and print a summary table last. Logs go to $OUT
 # (or ./gpu-check-out).
 #
-#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats]  # from the repository root; default all
+#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats|decode]  # from the repository root; default all
 #
 # check: the tests, the sanitizers, the checksums, the distributed and libtorch examples, the
 # Python package (built with pip into a venv that sees the machine's torch) with its tests and
@@ -18,6 +18,9 @@
 # python (part of check): only the Python package, its tests and its training example;
 # formats (part of perf): the PNG parity test on the GPU, and throughput over one set as
 # JPEG files, tar shards, TFRecords and PNG files (CUDA and CPU backends);
+# decode (part of perf): GPU JPEG decoding: its tests (and under compute-sanitizer), the engines'
+# ceiling alone, img/s and CPU core-seconds per image for decode cpu, gpu and auto at 1, 2, 4, 8
+# and 16 workers, and torchvision's decode_jpeg(device="cuda") with v2 transforms beside them;
 # profile (not part of all): Nsight Compute counters of one fused-kernel launch per dtype, as
 # RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
 # check and perf take 5-8 minutes each on an H200 with 16 cores, profile about 2.
@@ -41,8 +44,8 @@ export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build=build-gpu
 part=${1:-all}
-case $part in all | check | perf | distributed | profile | python | formats) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats]" >&2; exit 2 ;; esac
-want() { [ "$part" = all ] || [ "$part" = "$1" ] || { [ "$1" = formats ] && [ "$part" = perf ]; }; }
+case $part in all | check | perf | distributed | profile | python | formats | decode) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats|decode]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ] || { { [ "$1" = formats ] || [ "$1" = decode ]; } && [ "$part" = perf ]; }; }
 declare -A result
 
 step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
@@ -88,6 +91,7 @@ targets=()
 [ "$part" = profile ] && targets=(--target bench_pipeline)
 [ "$part" = python ] && targets=(--target conveyor-bench conveyor-make-dataset)
 [ "$part" = formats ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset conveyor-pack)
+[ "$part" = decode ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset bench_nvjpeg)
 step build cmake --build $build -j "$(nproc)" "${targets[@]}"
 [ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
 bench=$build/tools/conveyor-bench
@@ -98,7 +102,7 @@ if [ "$part" != profile ]; then
   if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
     [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
       --out "$inet" --count 5000 --classes 100 --seed 1
-    [ -d "$inet10" ] || [ "$part" = formats ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
+    [ -d "$inet10" ] || [ "$part" = formats ] || [ "$part" = decode ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
       --count 5000 --classes 10 --seed 2 > /dev/null
   else
     not_run make_dataset "no test photos at $CONVEYOR_TEST_DATA/photos: no throughput, training or distributed runs"
@@ -109,7 +113,7 @@ torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_pa
 # torch, nanobind and scikit-build-core), once per machine by check or perf, whichever runs
 # first; DLPack's header from CONVEYOR_DEPS.
 python=
-if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats ]; then
+if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats ] && [ "$part" != decode ]; then
   if ! python3 -c 'import conveyor._conveyor' 2> /dev/null; then
     step python_install env CMAKE_PREFIX_PATH="$deps/usr" python3 -m pip install --no-build-isolation --no-index \
       --no-deps . --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90
@@ -271,6 +275,48 @@ elif want formats; then
   fi
 fi
 
+# GPU JPEG decoding: the tests, the engines alone, then the curve (below), torchvision's GPU path, and
+# the tests again under the sanitizers (without the photo test). The curve: img/s and CPU core-seconds per image (user + system time of the whole process over
+# its images) for decode cpu, gpu and auto at each worker count, bf16 NCHW, batch 256, 3 epochs.
+if want decode && [ ! -d "$inet" ]; then
+  not_run decode "no ImageNet-like set"
+elif want decode; then
+  tests=$build/tests/cuda/conveyor_cuda_tests
+  step decode_tests "$tests" "[nvjpeg]"
+  if [ -x "$build/benchmarks/bench_nvjpeg" ]; then
+    step bench_nvjpeg "$build/benchmarks/bench_nvjpeg" --jpegs "$inet" --benchmark_min_time=0.5
+  else
+    not_run bench_nvjpeg "not built (no nvJPEG or no Google Benchmark)"
+  fi
+  echo "| decode | workers | img/s | core-s/img | device share |" > "$out/decode_curve.md"
+  echo "|---|---|---|---|---|" >> "$out/decode_curve.md"
+  for decode in cpu gpu auto; do
+    for w in 1 2 4 8 16; do
+      name=decode_${decode}_$(printf %02d "$w")
+      if (TIMEFORMAT="cpu %U %S"; time "$bench" --data "$inet" --device cuda --workers "$w" --batch 256 --epochs 3 \
+        --dtype bf16 --decode "$decode" --stats-json "$logs/$name.json") > "$logs/$name.log" 2>&1; then
+        rate=$(python3 -c "import json; s=json.load(open('$logs/$name.json')); print(f\"{s['images_per_second']:.0f} {s['images']} {s['gpu_share']:.3f}\")")
+        set -- $rate
+        core=$(awk -v n="$2" '/^cpu /{printf "%.6f", ($2 + $3) / n}' "$logs/$name.log")
+        result[$name]="$1 img/s, $core core-s/img, share $3"
+        echo "| $decode | $w | $1 | $core | $3 |" >> "$out/decode_curve.md"
+      else
+        result[$name]="FAIL: $(tail -n 1 "$logs/$name.log")"
+      fi
+    done
+  done
+  if [ -z "$torch_prefix" ]; then
+    not_run torchvision_gpu_decode "PyTorch not found by python3"
+  else
+    step torchvision_gpu_decode env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/torchvision_gpu_decode.py --data "$inet"
+    result[torchvision_gpu_decode]="${result[torchvision_gpu_decode]} $(tail -n 1 "$logs/torchvision_gpu_decode.log")"
+  fi
+  for tool in memcheck racecheck synccheck; do
+    step "decode_sanitize_$tool" timeout "${CONVEYOR_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$tests" \
+      "[nvjpeg]~[data]"
+  done
+fi
+
 # Nsight Compute on one launch of the fused kernel per dtype (the benchmark's synthetic windows),
 # at the GPU's own clocks, so the times stay comparable with the benchmark's.
 if [ "$part" = profile ]; then
@@ -317,6 +363,9 @@ fi
   grep -E '^(typed|erased)_[a-z]+/real_time_median' "$logs/bench_any.log" 2> /dev/null
   echo
   sed -n '/^| kernel/,$p' "$logs/bench_pipeline.log" 2> /dev/null
+  cat "$out/decode_curve.md" 2> /dev/null
+  grep -E 'img/s$' "$logs/bench_nvjpeg.log" 2> /dev/null
+  grep -h 'jpeg (device)' "$logs"/decode_*.log 2> /dev/null | head -n 3
   echo
   grep -hE '^epoch|^distributed' "$logs"/distributed*.log 2> /dev/null
   grep -E '^loss|img/s|^h2d|^kernel' "$logs/libtorch_train.log" 2> /dev/null

@@ -68,13 +68,17 @@ class Loader:
     (rank, world_size). shard_window: for TarShards and TFRecordDataset with shuffle=True, shuffle
     shards and then samples within a window of that many shards, so each worker reads a few shards
     sequentially rather than every shard at random (0: a full permutation of samples).
+    decode: where a device loader decodes JPEGs: "cpu" (the workers, bit-exact), "gpu" (gpu_share,
+    default 1, of the files the GPU's hardware JPEG engines take go to them) or "auto" (the share
+    set between epochs from measured rates, starting at gpu_share, default 0.5; `stats()` says it
+    and `state_dict` keeps it). Needs a build with nvJPEG.
     """
 
     def __init__(self, dataset: Union[_conveyor.Dataset, str, os.PathLike], batch_size: int = 256, shuffle: bool = False, seed: int = 0,
                  transform: Union[ImageAugment, RawTensor, None] = None, workers: int = -1, prefetch: int = 3,
                  drop_last: bool = False, on_error: str = "raise", device: Any = "cpu", stream: Any = None,
                  distributed: Union[bool, str, Tuple[int, int]] = False, output: Optional[str] = None,
-                 shard_window: int = 0):
+                 shard_window: int = 0, decode: str = "cpu", gpu_share: Optional[float] = None):
         if isinstance(dataset, (str, os.PathLike)):
             dataset = open_dataset(dataset)
         self.dataset = dataset
@@ -91,7 +95,9 @@ class Loader:
         self._impl = _conveyor.Loader(
             dataset, self.transform._native(), batch_size=batch_size, shuffle=shuffle, seed=seed, workers=workers,
             prefetch=prefetch, drop_last=drop_last, on_error=on_error, device=_device_index(device, distributed),
-            stream=_stream_handle(stream), distributed=mode, rank=rank, world_size=world, shard_window=shard_window)
+            stream=_stream_handle(stream), distributed=mode, rank=rank, world_size=world, shard_window=shard_window,
+            decode=decode, gpu_share=gpu_share)
+        self.decode = decode
         self._convert = self._converter(output, _device_index(device, distributed) != -1)
         self._resume: Optional[Tuple[int, int]] = None  # (epoch, batches done) from load_state_dict
         self._done = 0  # batches yielded in the current epoch
@@ -141,13 +147,16 @@ class Loader:
     def __iter__(self) -> "_Epoch":
         return _Epoch(self, lambda batch: (self._convert(batch.images), self._convert(batch.labels)))
 
-    def state_dict(self) -> Dict[str, int]:
+    def state_dict(self) -> Dict[str, Any]:
         """Where the loop is: the epoch and the batches of it already yielded (torchdata's
         StatefulDataLoader convention). `load_state_dict` resumes at the next batch, exactly."""
-        return {"epoch": self.epoch, "batches_done": self._done, "dataset_size": len(self.dataset),
-                "batch_size": self.batch_size, "seed": self.seed, "shuffle": int(self.shuffle)}
+        state = {"epoch": self.epoch, "batches_done": self._done, "dataset_size": len(self.dataset),
+                 "batch_size": self.batch_size, "seed": self.seed, "shuffle": int(self.shuffle)}
+        if self.decode != "cpu":  # which samples the GPU decodes: the epoch's share
+            state["gpu_share"] = self.stats()["gpu_share"]
+        return state
 
-    def load_state_dict(self, state: Dict[str, int]) -> None:
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
         for key, mine in (("dataset_size", len(self.dataset)), ("batch_size", self.batch_size), ("seed", self.seed),
                           ("shuffle", int(self.shuffle))):
             if state.get(key) != mine:
@@ -155,6 +164,8 @@ class Loader:
                                             f"this loader {mine}: it would not resume the same batches")
         self._resume = (int(state["epoch"]), int(state["batches_done"]))
         self._impl.set_epoch(*self._resume)
+        if "gpu_share" in state:
+            self._impl.set_gpu_share(float(state["gpu_share"]))
 
     def stats(self) -> Dict[str, Any]:
         """Per-stage counts and times, images/s, the consumer's waiting, bytes held (PipelineStats)."""

@@ -430,7 +430,8 @@ class Loader {
   Loader(Dataset& dataset, const Transform& transform, std::size_t batch_size, bool shuffle, std::uint64_t seed,
          int workers, std::size_t prefetch, bool drop_last, const std::string& on_error, int device,
          std::uintptr_t stream, const std::string& distributed, std::optional<std::uint64_t> rank,
-         std::optional<std::uint64_t> world_size, std::uint64_t shard_window)
+         std::optional<std::uint64_t> world_size, std::uint64_t shard_window, const std::string& decode,
+         std::optional<double> gpu_share)
       : core_(std::make_shared<Core>()) {
     conveyor::PipelineOptions o;
     o.batch_size = batch_size;
@@ -446,6 +447,15 @@ class Loader {
       o.on_error = conveyor::OnError::skip;
     else
       throw conveyor::ConfigError("Loader: on_error must be 'raise' or 'skip', got '" + on_error + "'");
+    if (decode == "cpu")
+      o.decode = conveyor::JpegDecode::cpu;
+    else if (decode == "gpu")
+      o.decode = conveyor::JpegDecode::gpu;
+    else if (decode == "auto")
+      o.decode = conveyor::JpegDecode::adaptive;
+    else
+      throw conveyor::ConfigError("Loader: decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
+    o.gpu_share = gpu_share.value_or(o.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0);
     conveyor::AnyDataset data = dataset.use();
     const std::uint64_t n = data.size();
     std::optional<conveyor::AnySampler> sampler;
@@ -515,6 +525,7 @@ class Loader {
     return e;
   }
   [[nodiscard]] std::string stats_json() const { return core_->pipe->stats().json(); }
+  void set_gpu_share(double share) { core_->pipe->set_gpu_share(share); }
   [[nodiscard]] std::vector<SkippedRecord> skipped() const {
     std::vector<SkippedRecord> out;
     for (const conveyor::SkippedSample& s : core_->pipe->skipped())
@@ -642,9 +653,11 @@ NB_MODULE(_conveyor, m) {
   nb::class_<Loader>(m, "Loader")
       .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, bool, const std::string&,
                     int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
-                    std::uint64_t>(),
+                    std::uint64_t, const std::string&, std::optional<double>>(),
            "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "drop_last"_a,
-           "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a)
+           "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a,
+           "decode"_a, "gpu_share"_a)
+      .def("set_gpu_share", &Loader::set_gpu_share, "share"_a)
       .def("batches_per_epoch", &Loader::batches_per_epoch)
       .def("set_epoch", &Loader::set_epoch, "epoch"_a, "first_batch"_a = 0)
       .def_prop_ro("epoch", &Loader::epoch)

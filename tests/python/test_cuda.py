@@ -64,3 +64,29 @@ def test_dlpack_objects_carry_the_device_and_honour_the_stream_argument(samples)
     assert t.is_cuda and tuple(t.shape) == (4, 3, 64, 64)
     with pytest.raises(ValueError, match="stream 0"):
         images.__dlpack__(stream=0)
+
+
+def test_gpu_decode_keeps_its_share_across_a_resume(samples):
+    """decode="gpu" where the build has nvJPEG: the share is in stats and state_dict, and a resumed
+    loader gives the remaining batches bit for bit."""
+    make = lambda: conveyor.Loader(str(samples), batch_size=4, shuffle=True, seed=3, device="cuda", decode="gpu",
+                                   gpu_share=0.5, workers=2, transform=conveyor.ImageAugment(size=64, dtype="u8"))
+    try:
+        first = make()
+    except conveyor.ConfigError as e:
+        if "nvJPEG" in str(e):
+            pytest.skip(str(e))
+        raise
+    expected = [(im.cpu(), lab.cpu()) for im, lab in first]
+    assert first.stats()["decode"] == "gpu" and first.stats()["gpu_share"] == 0.5
+    it = iter(first)
+    next(it)
+    state = first.state_dict()
+    del it
+    assert state["gpu_share"] == 0.5
+    resumed = make()
+    resumed.load_state_dict(state)
+    rest = [(im.cpu(), lab.cpu()) for im, lab in resumed]
+    assert len(rest) == len(expected) - 1
+    for (im, lab), (want_im, want_lab) in zip(rest, expected[1:]):
+        assert torch.equal(im, want_im) and torch.equal(lab, want_lab)

@@ -106,6 +106,12 @@ def test_errors_keep_their_kind_and_fields(samples, tmp_path):
         conveyor.Loader(data, batch_size=0)
     with pytest.raises(conveyor.ConfigError, match="u8"):
         conveyor.Loader(data, transform=conveyor.ImageAugment(dtype="u8", normalize="imagenet"))
+    with pytest.raises(conveyor.ConfigError, match="decode must be 'cpu', 'gpu' or 'auto'"):
+        conveyor.Loader(data, decode="nvjpeg")
+    with pytest.raises(conveyor.ConfigError, match="decode = gpu decodes on a device"):
+        conveyor.Loader(data, decode="gpu")  # the CPU backend decodes on its workers
+    with pytest.raises(conveyor.ConfigError, match=r"gpu_share must be in \[0, 1\]"):
+        conveyor.Loader(data, gpu_share=2.0)
     with pytest.raises(OSError) as missing:
         conveyor.ImageFolder(str(tmp_path / "none"))
     assert isinstance(missing.value, conveyor.IoError) and missing.value.path.endswith("none")

@@ -32,7 +32,7 @@ inline namespace v0 {
 
 /// What a random stream is for. Distinct operations on one sample draw independent streams, so
 /// adding an operation never changes the draws of another.
-enum class RngOp : std::uint32_t { sampler = 1, crop = 2, flip = 3, replace = 4, sampler_window = 5, user = 1024 };
+enum class RngOp : std::uint32_t { sampler = 1, crop = 2, flip = 3, replace = 4, sampler_window = 5, decoder = 6, user = 1024 };
 
 /// A stream of random numbers keyed by (seed, epoch, index, op). Cheap to create; not shared.
 ///

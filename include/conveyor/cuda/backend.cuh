@@ -2,7 +2,8 @@
 /// @file
 /// The CUDA backend of `BatchPipeline`. Include it in one translation unit compiled by nvcc;
 /// every pipeline of the program can then take `.device = N` (and the device steps conveyor
-/// ships, `ResampleSamples` and `CopySamples`, have their implementations).
+/// ships, `ResampleSamples` and `CopySamples`, have their implementations; `DecodeJpegs` too,
+/// for `decode = gpu`, where the build defines CONVEYOR_WITH_NVJPEG and links nvJPEG).
 ///
 /// Per slot: a pinned arena and its device twin (`SlotLayout`), a device output buffer, and three
 /// events; the transform's steps (`DeviceWork`) keep what else they need per slot. Each step's
@@ -29,6 +30,9 @@
 #include <conveyor/cuda/copy_step.cuh>
 #include <conveyor/cuda/device.hpp>
 #include <conveyor/cuda/error.hpp>
+#if defined(CONVEYOR_WITH_NVJPEG)
+#include <conveyor/cuda/jpeg_decode_step.cuh>  // decode = gpu (the build found nvJPEG)
+#endif
 #include <conveyor/cuda/resample_step.cuh>
 #include <conveyor/cuda/stream.hpp>
 #include <conveyor/device/backend.hpp>
@@ -59,7 +63,10 @@ class CudaBackend final : public DeviceBackend {
     load_.emplace(0);
     augment_.emplace(Stream::greatest_priority());  // its kernels gate the consumer
     const DeviceStepConfig step_config{c.device, c.slots, c.batch_size, c.layout, c.sample_bytes};
-    for (const DeviceStepSpec& spec : c.steps) steps_.push_back(spec.make(step_config));
+    for (const DeviceStepSpec& spec : c.steps) {
+      steps_.push_back(spec.make(step_config));
+      writes_on_call_ = writes_on_call_ || steps_.back()->writes_on_call();
+    }
     slots_.reserve(c.slots);
     for (std::size_t i = 0; i < c.slots; ++i) slots_.push_back(std::make_unique<Slot>(c));
   }
@@ -94,7 +101,7 @@ class CudaBackend final : public DeviceBackend {
     Slot& s = *slots_[slot];
     collect_timing(s);
     const StreamRef load = *load_, augment = *augment_;
-    StepContext step{slot, count, s.arena.data(), s.output.data(), load.get()};
+    StepContext step{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), load.get()};
     {
       detail::NvtxRange range("h2d");
       load.wait(s.ready);     // the last kernel has read this device arena
@@ -102,6 +109,12 @@ class CudaBackend final : public DeviceBackend {
       s.h2d_start.record(load);
       CONVEYOR_CUDA_TRY(cudaMemcpyAsync(s.arena.data(), s.pinned.data(), bytes, cudaMemcpyHostToDevice, load.get()));
       s.h2d_end.record(load);
+      // A step writing when called ignores the load stream's wait for the last kernel on this
+      // arena: wait for it here (it ran `prefetch` batches ago, so this rarely blocks).
+      if (writes_on_call_) {
+        const EventRef last_kernel = s.ready;
+        last_kernel.synchronize();
+      }
       for (const auto& st : steps_) st->after_upload(step);
       s.uploaded.record(load);
     }
@@ -154,14 +167,18 @@ class CudaBackend final : public DeviceBackend {
       st.pinned_bytes += s->pinned.size();
       st.device_bytes += s->arena.size() + s->output.size();
     }
-    for (const auto& step : steps_) st.device_bytes += step->device_bytes();
+    for (const auto& step : steps_) {
+      st.device_bytes += step->device_bytes();
+      step->add_stats(st);
+    }
     return st;
   }
 
  private:
   struct Slot {
     explicit Slot(const DeviceBackendConfig& c)
-        : pinned(c.layout.total), arena(c.layout.total), output(c.batch_size * c.sample_bytes) {}
+        : pinned(c.layout.total + c.layout.host_only), arena(c.layout.total + c.layout.device_only),
+          output(c.batch_size * c.sample_bytes) {}
     PinnedBuffer pinned;
     DeviceBuffer arena;
     DeviceBuffer output;
@@ -193,6 +210,7 @@ class CudaBackend final : public DeviceBackend {
   std::optional<Stream> load_;     // made on the pipeline's device, in the constructor body
   std::optional<Stream> augment_;
   std::vector<std::unique_ptr<DeviceStep>> steps_;
+  bool writes_on_call_ = false;  // a step's after_upload needs the slot's last kernel done
   std::vector<std::unique_ptr<Slot>> slots_;
   std::mutex submit_mutex_;  // submit() and stats(): the stager and the consumer
   DeviceStats stats_;

@@ -33,16 +33,6 @@ struct DeviceBackendConfig {
   std::vector<DeviceStepSpec> steps;  ///< the transform's device work, in order
 };
 
-/// Device-side counters of a backend.
-struct DeviceStats {
-  std::uint64_t batches = 0;
-  std::uint64_t bytes_uploaded = 0;
-  double h2d_seconds = 0;     ///< copy time, from device events
-  double kernel_seconds = 0;  ///< the steps' time on the augment stream, from device events
-  double kernel_max_seconds = 0;  ///< the longest batch's
-  std::uint64_t pinned_bytes = 0;
-  std::uint64_t device_bytes = 0;
-};
 
 class DeviceBackend {
  public:

@@ -39,6 +39,11 @@ class ArenaAllocator {
     std::lock_guard lock(m_);
     return take(reserve_);
   }
+  /// A sample placed elsewhere (a device decoder's section) gives its reserve back to the others.
+  void forgo() {
+    std::lock_guard lock(m_);
+    if (pending_ > 0) --pending_;
+  }
   [[nodiscard]] std::size_t used() const {
     std::lock_guard lock(m_);
     return used_;
@@ -62,6 +67,9 @@ class ArenaAllocator {
 struct StagingArea {
   std::byte* data = nullptr;
   ArenaAllocator* allocator = nullptr;
+  /// Set when the sample drew the device's JPEG decoder (device/jpeg_offload.hpp): the transform
+  /// may stage the file there instead of decoding it.
+  const struct DeviceJpegPlace* device_jpeg = nullptr;
 };
 
 }  // namespace v0

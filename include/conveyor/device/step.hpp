@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,20 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*; declared here so no CUDA h
 
 namespace conveyor {
 inline namespace v0 {
+
+/// Device-side counters of a backend.
+struct DeviceStats {
+  std::uint64_t batches = 0;
+  std::uint64_t bytes_uploaded = 0;
+  double h2d_seconds = 0;     ///< copy time, from device events
+  double kernel_seconds = 0;  ///< the steps' time on the augment stream, from device events
+  double kernel_max_seconds = 0;  ///< the longest batch's
+  std::uint64_t pinned_bytes = 0;
+  std::uint64_t device_bytes = 0;
+  std::uint64_t gpu_decoded = 0;        ///< JPEGs decoded on the device
+  std::uint64_t gpu_decode_fallbacks = 0;  ///< of those, refused by the engines and decoded on the CPU
+  double gpu_decode_seconds = 0;       ///< the device decodes' time on the load stream, from device events
+};
 
 /// What a step is made for, once, when its pipeline is.
 struct DeviceStepConfig {
@@ -36,6 +51,7 @@ struct StepContext {
   std::size_t slot = 0;
   std::size_t count = 0;          ///< samples in the batch
   const std::byte* arena = nullptr;  ///< the slot's device arena, in `DeviceStepConfig::layout`
+  const std::byte* host_arena = nullptr;  ///< its pinned twin, as the workers filled it
   void* output = nullptr;         ///< the slot's output tensor (count x sample_bytes)
   CUstream_st* stream = nullptr;  ///< where the phase's work goes
 };
@@ -50,6 +66,12 @@ class DeviceStep {
   virtual ~DeviceStep() = default;
   virtual void after_upload(const StepContext&) {}
   virtual void produce(const StepContext&) = 0;
+  /// True for a step whose `after_upload` writes device memory when it is called rather than in
+  /// stream order (the hardware JPEG decoder does): the backend then waits on the host until the
+  /// slot's last kernel is done with its arena before calling it.
+  [[nodiscard]] virtual bool writes_on_call() const noexcept { return false; }
+  /// Adds the step's counters to a backend's.
+  virtual void add_stats(DeviceStats&) {}
   /// Device memory the step holds (for `PipelineStats::device_bytes`).
   [[nodiscard]] virtual std::size_t device_bytes() const noexcept { return 0; }
 };
@@ -80,10 +102,12 @@ class DeviceStepSpec {
     s.name_ = Spec::name;
     s.make_ = [](const void* p, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
       const auto maker = detail::device_step_maker<Spec>().load();
-      if (!maker)
+      if (!maker) {
+        if constexpr (requires { Spec::missing; }) throw ConfigError(Spec::missing);
         throw ConfigError(std::string("device step '") + Spec::name +
                           "' has no implementation in this program: include <conveyor/cuda/backend.cuh> in a "
                           "translation unit compiled by nvcc");
+      }
       return maker(*static_cast<const Spec*>(p), c);
     };
     return s;

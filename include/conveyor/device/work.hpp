@@ -9,12 +9,14 @@
 #include <conveyor/core/sample.hpp>
 #include <conveyor/device/staging.hpp>
 #include <conveyor/device/step.hpp>
+#include <conveyor/io/jpeg.hpp>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/plan.hpp>
 
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -47,10 +49,16 @@ struct DeviceWork {
   /// Bytes a sample is given on average when the pipeline sizes the arena (`arena_bytes` unset).
   std::size_t budget = 0;
   std::vector<DeviceStepSpec> steps;
+  /// Set by a transform that can stage JPEGs for a device decoder (`StagingArea::device_jpeg`).
+  struct JpegStaging {
+    std::size_t max_window_bytes = 0;  ///< the largest decoded window it stages for one
+    DecodeOptions decode{};            ///< how strictly it decodes
+  };
+  std::optional<JpegStaging> jpeg_staging;
 
   /// Samples finished on the host, `sample_bytes` each, copied into the output by the device.
   [[nodiscard]] static DeviceWork finished(std::size_t sample_bytes) {
-    return {Placement::by_position, sample_bytes, sample_bytes, {DeviceStepSpec::of(CopySamples{})}};
+    return {Placement::by_position, sample_bytes, sample_bytes, {DeviceStepSpec::of(CopySamples{})}, std::nullopt};
   }
 };
 

@@ -91,7 +91,7 @@ class ImageDecoder {
     format_ = info.format;
     switch (info.format) {
       case ImageFormat::jpeg: {
-        const JpegInfo j = jpeg_.read_header(bytes);
+        const JpegInfo& j = jpeg_info_ = jpeg_.read_header(bytes);
         info.width = j.width;
         info.height = j.height;
         info.orientation = j.orientation;
@@ -147,6 +147,8 @@ class ImageDecoder {
   }
 
   [[nodiscard]] JpegDecoder& jpeg() noexcept { return jpeg_; }
+  /// The last JPEG header read (valid while `format()` is jpeg).
+  [[nodiscard]] const JpegInfo& jpeg_info() const noexcept { return jpeg_info_; }
   [[nodiscard]] ImageFormat format() const noexcept { return format_; }
 
  private:
@@ -160,6 +162,7 @@ class ImageDecoder {
   PngDecoder png_;
   PnmDecoder pnm_;
   PnmInfo pnm_info_;
+  JpegInfo jpeg_info_;
   ImageFormat format_ = ImageFormat::unknown;
 };
 

@@ -11,9 +11,11 @@
 #include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/device/backend.hpp>
+#include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/device/work.hpp>
 #include <conveyor/pipeline/batch.hpp>
 #include <conveyor/pipeline/detail/device_feeder.hpp>
+#include <conveyor/pipeline/detail/offload.hpp>
 #include <conveyor/pipeline/detail/ring.hpp>
 #include <conveyor/pipeline/detail/sample_prep.hpp>
 #include <conveyor/pipeline/detail/schedule.hpp>
@@ -109,10 +111,26 @@ class BatchPipeline {
     return epoch_;
   }
 
+  /// Sets the device's share of the JPEGs its engines take for the next loop (with `decode` gpu
+  /// or auto): resuming an adaptive run with the share its `stats().gpu_share` reported gives the
+  /// batches it would have given. auto goes on adapting from the epoch after.
+  /// @throws ConfigError for a share outside [0, 1] or a pipeline without a device decoder; Error
+  ///         while an epoch is being iterated.
+  void set_gpu_share(double share) {
+    if (!offload_) throw ConfigError("BatchPipeline::set_gpu_share: this pipeline decodes JPEGs on the CPU (decode = cpu)");
+    if (!(share >= 0 && share <= 1))
+      throw ConfigError("BatchPipeline::set_gpu_share: the share must be in [0, 1], got " + std::to_string(share));
+    std::lock_guard lock(ring_->mutex);
+    if (schedule_->live()) throw Error("BatchPipeline::set_gpu_share: an epoch is being iterated; finish or leave the loop first");
+    gpu_share_ = share;
+    skip_rebalance_ = true;
+  }
+
   /// Starts iterating the selected epoch. Only one epoch may be live at a time.
   /// @throws Error when an iterator of this pipeline is still alive; ConfigError when the sampler
   ///         yields an index outside the dataset.
   [[nodiscard]] Iterator begin() {
+    if (o_.decode == JpegDecode::adaptive && offload_ && !std::exchange(skip_rebalance_, false)) rebalance_gpu_share();
     std::vector<std::uint64_t> order = sampler_.indices(epoch());
     const std::uint64_t n = dataset_->size();
     for (std::uint64_t i : order)
@@ -153,8 +171,11 @@ class BatchPipeline {
     for (const auto& w : workers_) clocks.push_back(&w->clock);
     const std::optional<DeviceStats> device = ring_->device ? std::optional(ring_->device->stats()) : std::nullopt;
     std::lock_guard lock(ring_->mutex);
-    return detail::make_stats(o_.workers, clocks, stage_names(), delivered_, skipped_.size(), ring_->host_bytes(),
-                              device ? &*device : nullptr);
+    PipelineStats st = detail::make_stats(o_.workers, clocks, stage_names(), delivered_, skipped_.size(),
+                                          ring_->host_bytes(), device ? &*device : nullptr);
+    st.decode = to_string(o_.decode);
+    st.gpu_share = gpu_share_;
+    return st;
   }
 
   /// Slots whose batch is handed out and still held (by Batch copies or tensors made from them).
@@ -234,6 +255,7 @@ class BatchPipeline {
     if (o_.prefetch < 2) throw ConfigError("BatchPipeline: prefetch must be >= 2, got " + std::to_string(o_.prefetch));
     if (o_.workers < -1) throw ConfigError("BatchPipeline: workers must be >= -1, got " + std::to_string(o_.workers));
     if (o_.device < cpu_device) throw ConfigError("BatchPipeline: device must be >= -1, got " + std::to_string(o_.device));
+    detail::validate_decode_options(o_);
     if (dataset_->size() == 0) throw ConfigError("BatchPipeline: the dataset is empty");
     if constexpr (requires { transform_.validate(); }) transform_.validate();
     if (o_.workers == -1) o_.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -248,7 +270,8 @@ class BatchPipeline {
     }
     const bool staged = work.placement == DeviceWork::Placement::staged;
     schedule_.emplace(*ring_, o_.batch_size, o_.drop_last, layout_.data_bytes(), staged ? work.reserve : 0);
-    prep_.emplace(*dataset_, transform_, o_, layout_, work.placement);
+    prep_.emplace(*dataset_, transform_, o_, layout_, work.placement, offload_);
+    gpu_share_ = offload_ ? o_.gpu_share : 0.0;
     if (on_device) feeder_.emplace(*ring_, *schedule_, layout_, staged ? 0 : spec_.bytes());
     const int states = std::max(o_.workers, 1);
     for (int w = 0; w < states; ++w)
@@ -259,7 +282,7 @@ class BatchPipeline {
   }
 
   /// Sizes the slots' arenas for the transform's device work and makes the backend.
-  void make_device(const DeviceWork& work) {
+  void make_device(DeviceWork& work) {
     const auto factory = detail::cuda_backend_factory().load();
     if (!factory)
       throw ConfigError("BatchPipeline: device " + std::to_string(o_.device) +
@@ -269,8 +292,21 @@ class BatchPipeline {
     std::size_t data = o_.batch_size * work.budget;
     if (work.placement == DeviceWork::Placement::staged && o_.arena_bytes)
       data = std::max(o_.arena_bytes, o_.batch_size * work.reserve);
-    layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment);
+    offload_ = detail::add_jpeg_offload(work, o_);
+    const std::size_t host_only = offload_ ? offload_->host_bytes() : 0, device_only = offload_ ? offload_->device_bytes() : 0;
+    layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment, host_only, device_only);
     ring_->device = factory({o_.device, o_.stream, o_.prefetch, o_.batch_size, layout_, spec_.bytes(), work.steps});
+  }
+
+  /// `JpegDecode::adaptive`: the device share for the next epoch, from what the epochs since the
+  /// last change measured (detail/offload.hpp).
+  void rebalance_gpu_share() {
+    PipelineStats now = stats();
+    const std::optional<double> share = detail::rebalanced_gpu_share(now, last_measured_, std::max(o_.workers, 1));
+    if (!share) return;
+    last_measured_ = std::move(now);
+    std::lock_guard lock(ring_->mutex);
+    gpu_share_ = *share;
   }
 
   /// The names of the transform's stages, after the pipeline's read.
@@ -296,8 +332,9 @@ class BatchPipeline {
   void run_task(std::unique_lock<std::mutex>& lock, typename Prep::Worker& w) {
     const detail::Task t = schedule_->take();
     const std::uint64_t index = schedule_->index(t), epoch = schedule_->epoch();
+    const double share = gpu_share_;
     lock.unlock();
-    detail::TaskOutcome out = prep_->run(t, index, epoch, ring_->slots[t.slot], ring_->device.get(), w);
+    detail::TaskOutcome out = prep_->run(t, index, epoch, ring_->slots[t.slot], ring_->device.get(), w, share);
     lock.lock();
     if (schedule_->finish(t, std::move(out))) ring_->done.notify_all();
   }
@@ -380,6 +417,7 @@ class BatchPipeline {
   std::optional<detail::Schedule> schedule_;
   std::optional<Prep> prep_;
   std::optional<detail::DeviceFeeder> feeder_;  // on a device
+  std::optional<JpegOffloadLayout> offload_;    // with a device JPEG decoder
   std::vector<std::unique_ptr<typename Prep::Worker>> workers_;
   std::vector<std::thread> threads_;
 
@@ -387,6 +425,9 @@ class BatchPipeline {
   std::uint64_t epoch_ = 0;        // the epoch the next loop iterates (set_epoch)
   std::uint64_t first_batch_ = 0;  // where the next loop starts (set_epoch)
   bool stop_ = false;
+  double gpu_share_ = 0;  // the device share of engine-decodable JPEGs in the current epoch
+  PipelineStats last_measured_;  // adaptive: the counters its last share came from (consumer's thread)
+  bool skip_rebalance_ = false;  // set_gpu_share's share holds for the next loop (consumer's thread)
   detail::DeliveryCounters delivered_;
   std::vector<SkippedSample> skipped_;
 };

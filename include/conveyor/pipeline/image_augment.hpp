@@ -10,6 +10,7 @@
 #include <conveyor/core/rng.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
+#include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/device/staging.hpp>
 #include <conveyor/device/work.hpp>
 #include <conveyor/io/image_decoder.hpp>
@@ -161,8 +162,12 @@ struct ImageAugment {
   /// The stages a pipeline's stats report for this transform, after its read: decoding (the
   /// header, the plan and the pixels) and augmenting on the CPU (the CPU backend, or a sample a
   /// device cannot take).
-  static constexpr StageId decode_stage = 1, augment_stage = 2;
-  static constexpr std::array<std::string_view, 2> stage_name_list{"decode", "augment"};
+  /// In a pipeline with a device JPEG decoder, a sample sent to it spends its worker time in
+  /// "offload" (its header, its plan and the copy of its file), and the CPU's decodes of files the
+  /// engines could have taken are "decode (engine-able)", apart from the rest's "decode".
+  static constexpr StageId decode_stage = 1, augment_stage = 2, offload_stage = 3, engine_able_stage = 4;
+  static constexpr std::array<std::string_view, 4> stage_name_list{"decode", "augment", "offload",
+                                                                   "decode (engine-able)"};
   [[nodiscard]] std::span<const std::string_view> stage_names() const noexcept { return stage_name_list; }
 
   /// Per-worker state: a decoder and buffers, reused for every sample.
@@ -186,11 +191,15 @@ struct ImageAugment {
   /// On a device: each sample's decoded window is staged (`stage`) for the fused kernel. A slot
   /// gives a sample 4 bytes per output element on average (a window of up to 4/3 the output's
   /// pixels; DCT scaling keeps most below 4), and guarantees each the finished sample's size.
+  /// A device JPEG decoder gets windows of up to 786,432 pixels (or 4x the output's, if more):
+  /// ImageNet's files whole, so a crop of any of them fits.
   [[nodiscard]] DeviceWork device_work() const {
     const SampleSpec spec = sample_spec();
     const std::size_t out = spec.bytes();
+    const std::size_t window_pixels = std::max<std::size_t>(1024 * 768, 4 * std::size_t(output_size()) * output_size());
     return {DeviceWork::Placement::staged, out, std::max<std::size_t>(out, 4 * static_cast<std::size_t>(spec.numel())),
-            {DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size()})}};
+            {DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size()})},
+            DeviceWork::JpegStaging{3 * window_pixels, decode}};
   }
 
   /// The host half of the device path: plans from the header, then decodes the window the plan
@@ -201,12 +210,17 @@ struct ImageAugment {
   /// @throws DecodeError when the bytes are not a decodable image.
   [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> image,
                                       StagingArea& area, Workspace& ws) const {
+    if (area.device_jpeg && area.device_jpeg->drawn)
+      if (const std::optional<ops::SamplePlan> p = stage_for_device_decode(ctx, image, *area.device_jpeg, area, ws)) return *p;
     DecodeJob job = plan_decode(ctx, image, ws);
+    const bool engine_able = area.device_jpeg && !area.device_jpeg->drawn && ws.decoder.format() == ImageFormat::jpeg &&
+                             engine_decodable(ws.decoder.jpeg_info());
     std::optional<std::size_t> at;
     if (job.plan.x.scale <= max_device_scale && job.plan.y.scale <= max_device_scale)
       at = area.allocator->try_allocate(job.bytes());
     if (at) {
-      decode_into(ctx, job, reinterpret_cast<std::uint8_t*>(area.data + *at), ws);
+      decode_into(ctx, job, reinterpret_cast<std::uint8_t*>(area.data + *at), ws,
+                  engine_able ? engine_able_stage : decode_stage);
       return job.finish(static_cast<std::int64_t>(*at));
     }
     ops::SamplePlan p = decode_to_workspace(ctx, job, ws);
@@ -215,6 +229,28 @@ struct ImageAugment {
     p.precomputed = 1;
     p.src = {static_cast<std::int64_t>(off), 3, 0, 0, 0};
     return p;
+  }
+
+  /// Stages a sample that drew the device's JPEG decoder: plans its window at full scale (the
+  /// engines do not scale), copies its file to its place and writes its job; the plan reads the
+  /// window where the device will decode it. Nothing, when the engines would not decode it exactly
+  /// or it does not fit its place: the CPU takes it, as the same function of its bytes always does.
+  [[nodiscard]] std::optional<ops::SamplePlan> stage_for_device_decode(const SampleContext& ctx,
+                                                                       std::span<const std::byte> image,
+                                                                       const DeviceJpegPlace& place, StagingArea& area,
+                                                                       Workspace& ws) const {
+    if (image.size() > place.max_file_bytes) return std::nullopt;
+    StageTimer timer(ctx, offload_stage, false);  // counted only when staged
+    const DecodeJob job = plan_decode(ctx, image, ws, false);
+    if (ws.decoder.format() != ImageFormat::jpeg || !engine_decodable(ws.decoder.jpeg_info())) return std::nullopt;
+    if (job.bytes() > place.max_window_bytes || job.plan.x.scale > max_device_scale ||
+        job.plan.y.scale > max_device_scale)
+      return std::nullopt;
+    std::memcpy(place.file, image.data(), image.size());
+    *place.job = {image.size(), job.region.x, job.region.y, job.region.width, job.region.height};
+    timer.count_sample();
+    area.allocator->forgo();
+    return job.finish(place.window_offset);
   }
 
   /// What to decode for one sample, and the plan that will read it. The plan is in the
@@ -244,9 +280,11 @@ struct ImageAugment {
   };
 
   /// Reads the header and plans the sample; chooses the DCT scale (the smallest of 1/8, 2/8, 4/8
-  /// and 8/8 that still gives at least one source pixel per output pixel on both axes) and the window the
-  /// resampler's taps read (with `roi`), without decoding a pixel.
-  [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> image, Workspace& ws) const {
+  /// and 8/8 that still gives at least one source pixel per output pixel on both axes, where
+  /// `dct_scaling` allows) and the window the resampler's taps read (with `roi`), without decoding
+  /// a pixel.
+  [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> image, Workspace& ws,
+                                      bool dct_scaling = true) const {
     StageTimer timer(ctx, decode_stage, false);  // decode_into counts the sample
     const ImageInfo info = ws.decoder.read_header(image);
     DecodeJob job;
@@ -259,7 +297,7 @@ struct ImageAugment {
     // Only 1/8, 2/8 and 4/8: libjpeg-turbo has SIMD inverse DCTs for those, while 3/8, 5/8, 6/8
     // and 7/8 run in plain C and decode slower than full size (measured: bench_decode).
     int n = 8;
-    if (scaled_decoding() && info.scalable) {
+    if (dct_scaling && scaled_decoding() && info.scalable) {
       const double scale = std::min(job.plan.x.scale, job.plan.y.scale);
       while (n > 1 && scale * (n / 2) >= 8.0) n /= 2;
     }
@@ -297,9 +335,10 @@ struct ImageAugment {
     return job;
   }
 
-  /// Decodes `job`'s window into `dst` (rows packed, 3 bytes a pixel).
-  void decode_into(const SampleContext& ctx, const DecodeJob& job, std::uint8_t* dst, Workspace& ws) const {
-    StageTimer timer(ctx, decode_stage);
+  /// Decodes `job`'s window into `dst` (rows packed, 3 bytes a pixel), timed as `stage`.
+  void decode_into(const SampleContext& ctx, const DecodeJob& job, std::uint8_t* dst, Workspace& ws,
+                   StageId stage = decode_stage) const {
+    StageTimer timer(ctx, stage);
     detail::NvtxRange range("decode");
     const std::size_t row = std::size_t(job.region.width) * 3;
     if (job.whole)

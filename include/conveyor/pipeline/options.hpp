@@ -19,6 +19,22 @@ enum class OnError : std::uint8_t {
   skip,   ///< replace it deterministically, keep the batch full, and record it
 };
 
+/// Where a device pipeline decodes JPEGs (`PipelineOptions::decode`; device/jpeg_offload.hpp).
+enum class JpegDecode : std::uint8_t {
+  cpu,       ///< on the worker threads (libjpeg-turbo), bit-exact: the default
+  gpu,       ///< `gpu_share` of the JPEGs the engines take, on the device; the rest on the CPU
+  adaptive,  ///< as `gpu`, with the share set between epochs from measured rates (stats() says it)
+};
+
+[[nodiscard]] constexpr const char* to_string(JpegDecode d) noexcept {
+  switch (d) {
+    case JpegDecode::cpu: return "cpu";
+    case JpegDecode::gpu: return "gpu";
+    case JpegDecode::adaptive: return "auto";
+  }
+  return "?";
+}
+
 /// `BatchPipeline::Options::device` for the CPU backend (host tensors).
 inline constexpr int cpu_device = -1;
 
@@ -47,6 +63,18 @@ struct PipelineOptions {
   /// Bytes of pinned (and device) arena per slot for decoded regions; 0: batch_size x 4x the
   /// output's size. A sample that does not fit is finished on the CPU, with the same result.
   std::size_t arena_bytes = 0;
+  /// Where JPEGs are decoded on a device: the worker threads (`cpu`), or a share of them on the
+  /// device's hardware JPEG decoder (`gpu`, `adaptive`), within a stated tolerance of the CPU's
+  /// pixels (README: exactness). Needs a program built with nvJPEG.
+  JpegDecode decode = JpegDecode::cpu;
+  /// The share (0..1) of the JPEGs the engines take that go to them: fixed with `gpu`, the first
+  /// epoch's with `adaptive`.
+  double gpu_share = 1.0;
+  /// The largest file a device decode takes: each slot pins this much per sample for the files.
+  std::size_t gpu_max_file_bytes = std::size_t{512} << 10;
+  /// The largest window a device decode takes, in pixels (0: the transform's; ImageAugment's is
+  /// 786,432): each slot holds 3 bytes a pixel of it per sample in device memory.
+  std::size_t gpu_max_window_pixels = 0;
 };
 
 /// A sample the pipeline replaced under `OnError::skip`.

@@ -43,6 +43,11 @@ struct PipelineStats {
   double h2d_seconds = 0;            ///< upload time, from device events
   double kernel_seconds = 0;         ///< augmentation kernel time, from device events
   double kernel_max_seconds = 0;     ///< the longest batch's kernel time
+  std::string decode = "cpu";        ///< where JPEGs are decoded (`PipelineOptions::decode`)
+  double gpu_share = 0;              ///< the current device share of the JPEGs the engines take
+  std::uint64_t gpu_decoded = 0;     ///< JPEGs decoded on the device
+  std::uint64_t gpu_decode_fallbacks = 0;  ///< sent to the device, refused there, decoded on the CPU
+  double gpu_decode_seconds = 0;     ///< the device decodes' time, from device events
 
   /// The stage called `name`. @throws Error when there is none.
   [[nodiscard]] const StageStats& stage(std::string_view name) const {
@@ -75,6 +80,13 @@ struct PipelineStats {
                     1e6 * kernel_max_seconds);
       out += line;
     }
+    if (decode != "cpu") {
+      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s  decode %s, share %.3f, %llu fell back to the CPU\n",
+                    "jpeg (device)", static_cast<unsigned long long>(gpu_decoded),
+                    gpu_decoded ? 1e6 * gpu_decode_seconds / double(gpu_decoded) : 0.0, "per image", decode.c_str(),
+                    gpu_share, static_cast<unsigned long long>(gpu_decode_fallbacks));
+      out += line;
+    }
     std::snprintf(line, sizeof line, "%-14s %12s %14.3f s %8.1f%% of wall time\n", "consumer wait", "",
                   consumer_wait_seconds, 100.0 * starvation);
     out += line;
@@ -105,10 +117,13 @@ struct PipelineStats {
     }
     std::snprintf(buf, sizeof buf,
                   "}, \"skipped\": %llu, \"host_bytes\": %llu, \"device_bytes\": %llu, \"bytes_uploaded\": %llu, "
-                  "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f, \"kernel_max_seconds\": %.6f}",
+                  "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f, \"kernel_max_seconds\": %.6f, \"decode\": \"%s\", "
+                  "\"gpu_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_decode_fallbacks\": %llu, \"gpu_decode_seconds\": %.6f}",
                   static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(host_bytes),
                   static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(bytes_uploaded),
-                  h2d_seconds, kernel_seconds, kernel_max_seconds);
+                  h2d_seconds, kernel_seconds, kernel_max_seconds, decode.c_str(), gpu_share,
+                  static_cast<unsigned long long>(gpu_decoded), static_cast<unsigned long long>(gpu_decode_fallbacks),
+                  gpu_decode_seconds);
     out += buf;
     return out;
   }
@@ -155,6 +170,9 @@ struct DeliveryCounters {
     st.h2d_seconds = device->h2d_seconds;
     st.kernel_seconds = device->kernel_seconds;
     st.kernel_max_seconds = device->kernel_max_seconds;
+    st.gpu_decoded = device->gpu_decoded;
+    st.gpu_decode_fallbacks = device->gpu_decode_fallbacks;
+    st.gpu_decode_seconds = device->gpu_decode_seconds;
     st.host_bytes += device->pinned_bytes;
     st.device_bytes = device->device_bytes;
   }

@@ -2,9 +2,11 @@
 /// @file
 /// The device side of a pipeline: the stager thread submits each filled slot to the backend in
 /// batch order (upload, then the transform's device steps), and the first device failure is kept:
-/// a CUDA failure poisons the context, so the pipeline stays failed and says why.
+/// a CUDA failure poisons the context, so the pipeline stays failed and says why. A `SampleError`
+/// from a device step (a file its decoder and the CPU's both refuse) fails only its batch.
 
 #include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
 #include <conveyor/device/backend.hpp>
 #include <conveyor/pipeline/detail/ring.hpp>
 #include <conveyor/pipeline/detail/schedule.hpp>
@@ -37,14 +39,18 @@ class DeviceFeeder {
         busy_ = true;
         const std::size_t bytes = layout_.upload_bytes(fixed_ ? s.count * fixed_ : s.arena.used());
         lock.unlock();
+        bool sample_only = false;
         try {
           ring_.device->submit(index, s.count, bytes);
+        } catch (const SampleError&) {  // a file a device step could not decode: its batch's failure
+          error = std::current_exception();
+          sample_only = true;
         } catch (...) {
           error = std::current_exception();
         }
         lock.lock();
         busy_ = false;
-        if (error) failure_ = error;
+        if (error && !sample_only) failure_ = error;
       }
       if (error && !s.error) s.error = error;
       s.state = SlotState::ready;

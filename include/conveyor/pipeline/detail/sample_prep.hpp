@@ -12,6 +12,7 @@
 #include <conveyor/core/nvtx.hpp>
 #include <conveyor/core/rng.hpp>
 #include <conveyor/core/sample.hpp>
+#include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/device/work.hpp>
 #include <conveyor/pipeline/detail/ring.hpp>
 #include <conveyor/pipeline/detail/schedule.hpp>
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -40,18 +42,20 @@ class SamplePrep {
 
   static constexpr int max_replacements = 16;
 
-  /// `placement`: where a device-bound sample goes (unused on the CPU backend).
+  /// `placement`: where a device-bound sample goes (unused on the CPU backend); `offload`: the
+  /// places of a device JPEG decoder, if the pipeline has one.
   SamplePrep(const D& dataset, const T& transform, const PipelineOptions& options, SlotLayout layout,
-             DeviceWork::Placement placement)
+             DeviceWork::Placement placement, std::optional<JpegOffloadLayout> offload = std::nullopt)
       : dataset_(dataset), transform_(transform), o_(options), layout_(layout), placement_(placement),
-        sample_bytes_(transform.sample_spec().bytes()) {}
+        offload_(offload), sample_bytes_(transform.sample_spec().bytes()) {}
 
-  /// Prepares task `t` (dataset index `index` of epoch `epoch`) into `slot`, under the error policy.
+  /// Prepares task `t` (dataset index `index` of epoch `epoch`) into `slot`, under the error policy;
+  /// `gpu_share`: the epoch's device share of the JPEGs a device decoder takes.
   TaskOutcome run(const Task& t, std::uint64_t index, std::uint64_t epoch, Slot& slot, DeviceBackend* device,
-                  Worker& w) const {
+                  Worker& w, double gpu_share = 0) const {
     TaskOutcome result;
     try {
-      prepare(index, epoch, slot, t, device, w);
+      prepare(index, epoch, slot, t, device, w, gpu_share);
       return result;
     } catch (...) {
       const std::exception_ptr cause = std::current_exception();
@@ -64,7 +68,7 @@ class SamplePrep {
       for (int attempt = 0; attempt < max_replacements; ++attempt) {
         const std::uint64_t candidate = rng.below(dataset_.size());
         try {
-          prepare(candidate, epoch, slot, t, device, w);
+          prepare(candidate, epoch, slot, t, device, w, gpu_share);
           result.skipped = SkippedSample{epoch, index, candidate, dataset_.name(index), reason};
           return result;
         } catch (...) {
@@ -79,7 +83,7 @@ class SamplePrep {
  private:
   /// Prepares sample `index` at the task's position of `slot`, and records its label and index.
   void prepare(std::uint64_t index, std::uint64_t epoch, Slot& slot, const Task& t, DeviceBackend* device,
-               Worker& w) const {
+               Worker& w, double gpu_share) const {
     const SampleContext ctx{o_.seed, epoch, index, &w.clock};
     std::int64_t label = 0;
     {
@@ -100,7 +104,19 @@ class SamplePrep {
                          std::span<std::byte>(layout_.data(arena) + t.pos * sample_bytes_, sample_bytes_), w.ws);
       } else if constexpr (DeviceTransform<T>) {
         StagingArea area{layout_.data(arena), &slot.arena};
+        DeviceJpegPlace place;
+        if (offload_) {
+          std::byte* section = layout_.one_sided(arena);
+          place = {draws_device(o_.seed, epoch, index, gpu_share),
+                   reinterpret_cast<JpegJob*>(section + offload_->job_offset(t.pos)), section + offload_->file_offset(t.pos),
+                   offload_->max_file_bytes,
+                   static_cast<std::int64_t>(layout_.data_bytes() + offload_->window_offset(t.pos)),
+                   offload_->max_window_bytes};
+          *place.job = JpegJob{};  // the CPU's, unless the transform stages it for the device
+          area.device_jpeg = &place;
+        }
         layout_.plans(arena)[t.pos] = transform_.stage(ctx, w.bytes.span(), area, w.ws);
+        if (offload_) place.job->index = index;
       }
       layout_.labels(arena)[t.pos] = label;
     }
@@ -140,6 +156,7 @@ class SamplePrep {
   const PipelineOptions& o_;
   const SlotLayout layout_;
   const DeviceWork::Placement placement_;
+  const std::optional<JpegOffloadLayout> offload_;
   const std::size_t sample_bytes_;
 };
 

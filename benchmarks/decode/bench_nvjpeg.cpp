@@ -1,0 +1,141 @@
+// The hardware JPEG engines' own ceiling, measured alone (no pipeline, no augmentation): batches
+// of files from pinned memory decoded by nvJPEG's hardware backend with conveyor's settings
+// (interleaved RGB, interpolated chroma upsampling), whole and as RandomResizedCrop-sized windows,
+// synchronised per batch. Only the files the engines take (engine_decodable). Prints img/s last.
+//
+//   bench_nvjpeg --jpegs DIR [Google Benchmark flags]
+
+#include <conveyor/cuda/error.hpp>
+#include <conveyor/device/jpeg_offload.hpp>
+#include <conveyor/io/file.hpp>
+
+#include "rate_reporter.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <nvjpeg.h>
+
+namespace {
+
+struct File {
+  std::byte* pinned = nullptr;
+  std::size_t bytes = 0;
+  int width = 0, height = 0;
+};
+std::vector<File> files;
+
+#define NVJPEG_OK(call)                                                                   \
+  do {                                                                                    \
+    if (const nvjpegStatus_t s = (call); s != NVJPEG_STATUS_SUCCESS)                      \
+      throw std::runtime_error(std::string(#call " returned status ") + std::to_string(int(s))); \
+  } while (0)
+
+/// Batches of `batch` files; `window`: decode the centre 60 % of each side (a typical crop).
+void engines(benchmark::State& state, bool window) {
+  const int batch = static_cast<int>(state.range(0));
+  nvjpegHandle_t h = nullptr;
+  nvjpegJpegState_t js = nullptr;
+  NVJPEG_OK(nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
+  NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
+  NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
+  cudaStream_t stream = nullptr;
+  CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::vector<nvjpegDecodeParams_t> params(batch);
+  std::vector<const unsigned char*> data(batch);
+  std::vector<std::size_t> lengths(batch);
+  std::unique_ptr<nvjpegImage_t[]> out(new nvjpegImage_t[batch]);
+  std::size_t max_pixels = 0;
+  for (const File& f : files) max_pixels = std::max(max_pixels, std::size_t(f.width) * f.height);
+  void* dev = nullptr;
+  CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
+  std::size_t next = 0;
+  for (auto& p : params) {
+    NVJPEG_OK(nvjpegDecodeParamsCreate(h, &p));
+    NVJPEG_OK(nvjpegDecodeParamsSetOutputFormat(p, NVJPEG_OUTPUT_RGBI));
+  }
+  const auto fill = [&] {
+    for (int i = 0; i < batch; ++i) {
+      const File& f = files[next++ % files.size()];
+      const int x = window ? (f.width / 5) & ~15 : 0, y = window ? f.height / 5 : 0;
+      const int w = window ? f.width * 3 / 5 : f.width, hh = window ? f.height * 3 / 5 : f.height;
+      NVJPEG_OK(nvjpegDecodeParamsSetROI(params[i], x, y, w, hh));
+      data[i] = reinterpret_cast<const unsigned char*>(f.pinned);
+      lengths[i] = f.bytes;
+      out[i] = nvjpegImage_t{};
+      out[i].channel[0] = static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3;
+      out[i].pitch[0] = std::size_t(w) * 3;
+    }
+  };
+  for (auto _ : state) {
+    state.PauseTiming();
+    fill();
+    state.ResumeTiming();
+    NVJPEG_OK(nvjpegDecodeBatchedEx(h, js, data.data(), lengths.data(), out.get(), params.data(), stream));
+    CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+  for (auto p : params) nvjpegDecodeParamsDestroy(p);
+  cudaFree(dev);
+  cudaStreamDestroy(stream);
+  nvjpegJpegStateDestroy(js);
+  nvjpegDestroy(h);
+}
+
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (argc != 3 || std::string(argv[1]) != "--jpegs") {
+    std::fprintf(stderr, "usage: bench_nvjpeg --jpegs DIR [benchmark flags]\n");
+    return 2;
+  }
+  conveyor::JpegDecoder decoder;
+  conveyor::ByteBuffer bytes;
+  std::size_t refused = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(argv[2])) {
+    if (!e.is_regular_file() || files.size() >= 2048) continue;
+    conveyor::read_file(e.path().string(), bytes);
+    conveyor::JpegInfo info;
+    try {
+      info = decoder.read_header(bytes.span());
+    } catch (const conveyor::DecodeError&) {
+      continue;
+    }
+    if (!conveyor::engine_decodable(info)) {
+      ++refused;
+      continue;
+    }
+    File f{nullptr, bytes.size(), info.width, info.height};
+    void* pinned = nullptr;
+    CONVEYOR_CUDA_TRY(cudaMallocHost(&pinned, f.bytes));
+    f.pinned = static_cast<std::byte*>(pinned);
+    std::memcpy(f.pinned, bytes.data(), f.bytes);
+    files.push_back(f);
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "bench_nvjpeg: no JPEG the engines take under %s\n", argv[2]);
+    return 1;
+  }
+  std::printf("%zu files the engines take (%zu others left out)\n", files.size(), refused);
+  for (const int batch : {32, 128, 256})
+    for (const bool window : {false, true})
+      benchmark::RegisterBenchmark((std::string(window ? "engines_window_b" : "engines_whole_b") + std::to_string(batch)).c_str(),
+                                   [window](benchmark::State& s) { engines(s, window); })
+          ->Arg(batch)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+  conveyor_bench::RateReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  for (const auto& [name, rate] : reporter.rate) std::printf("%-28s %10.0f img/s\n", name.c_str(), rate);
+  return 0;
+}

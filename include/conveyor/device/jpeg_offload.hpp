@@ -1,0 +1,126 @@
+#pragma once
+/// @file
+/// Decoding JPEGs on the device (the hardware JPEG engines, through nvJPEG) instead of on the
+/// worker threads: which samples go, where their bytes and decoded windows live in a slot, and
+/// the step that decodes them. Plain C++: the step's implementation is CUDA code
+/// (cuda/jpeg_decode_step.cuh), registered only in programs built with nvJPEG.
+///
+/// Which decoder takes a sample is a pure function of the sample, its header and the settings:
+/// a JPEG the engines decode exactly (`engine_decodable`), with a window and a file that fit their
+/// per-sample room, goes to the device when its own draw from (seed, epoch, index) falls below
+/// the device's share. So batches are the same bits whatever the worker count or timing.
+///
+/// A slot's sections for them (`SlotLayout::host_only`, `device_only`), per batch position p:
+///   host (pinned, not uploaded)   [jobs: batch x JpegJob][files: batch x max_file_bytes]
+///   device (never uploaded)       [windows: batch x max_window_bytes]
+/// A worker that sends sample p writes its job and copies its file to place p, and plans the fused
+/// kernel to read the window at place p; the step decodes every job of the slot in one batched
+/// call once the slot is uploaded.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/rng.hpp>
+#include <conveyor/io/jpeg.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// What the engines decode exactly like libjpeg-turbo (measured on an H200 against the conformance
+/// and photo sets, with nvJPEG's interpolated upsampling): baseline or extended Huffman YCbCr
+/// with 4:4:4, 4:2:2, 4:2:0 or 4:4:0 chroma, at least 32 pixels a side. Progressive and
+/// arithmetic-coded files, grayscale (whose odd sampling factors the engine decodes differently),
+/// RGB- and CMYK-coded files, 4:1:1 and tiny images stay on the CPU.
+[[nodiscard]] inline bool engine_decodable(const JpegInfo& j) noexcept {
+  if (j.progressive || j.arithmetic || j.components != 3 || j.color != JpegColor::ycbcr) return false;
+  if (j.width < 32 || j.height < 32) return false;
+  const std::string s = j.subsampling();
+  return s == "4:4:4" || s == "4:2:2" || s == "4:2:0" || s == "4:4:0";
+}
+
+/// Whether sample `index` of `epoch` draws the device, for a device share `share` in [0, 1].
+[[nodiscard]] inline bool draws_device(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index, double share) noexcept {
+  if (share <= 0) return false;
+  if (share >= 1) return true;
+  CounterRng rng(seed, epoch, index, RngOp::decoder);
+  return rng.uniform() < share;
+}
+
+/// What `JpegDecode::adaptive` measures in an epoch, per sample and per second.
+struct OffloadRates {
+  int workers = 1;
+  double read_seconds = 0;     ///< worker time per sample to read it
+  double cpu_seconds = 0;      ///< worker time to decode on the CPU a sample the engines could take
+  double other_seconds = 0;    ///< worker time to decode a sample they cannot (progressive, gray, ...)
+  double offload_seconds = 0;  ///< worker time to stage a sample for the device instead
+  double device_rate = 0;      ///< samples per second the device decodes
+  double eligible = 1;         ///< fraction e of the samples the engines take
+};
+
+/// The device share that balances the workers and the engines. With share s the device gets
+/// s e of the samples, and the epoch runs at the lesser of the workers' rate,
+///   workers / (read + (1 - e) other + e (1 - s) cpu + e s offload),
+/// and the device's, device_rate / (e s). The first rises with s and the second falls, so the best
+/// s makes them equal (or is 0 or 1):
+///   s = device_rate (read + (1 - e) other + e cpu) / (e (workers + device_rate (cpu - offload))).
+[[nodiscard]] inline double balanced_gpu_share(const OffloadRates& r) noexcept {
+  if (!(r.device_rate > 0) || !(r.eligible > 0) || !(r.cpu_seconds > r.offload_seconds)) return 1.0;
+  const double e = r.eligible;
+  const double s = r.device_rate * (r.read_seconds + (1 - e) * r.other_seconds + e * r.cpu_seconds) /
+                   (e * (r.workers + r.device_rate * (r.cpu_seconds - r.offload_seconds)));
+  return s < 0 ? 0.0 : s > 1 ? 1.0 : s;
+}
+
+/// One sample's device decode: its file at its place in the host section, and the window to
+/// decode into its place in the device section (full scale: the engines ignore DCT scale factors).
+struct JpegJob {
+  std::uint64_t file_bytes = 0;  ///< 0: the sample is not decoded on the device
+  std::int32_t x = 0, y = 0, width = 0, height = 0;  ///< the window, in stored pixels
+  std::uint64_t index = 0;  ///< the sample's dataset index, for errors
+};
+
+/// Per-sample room for device decodes, and the slot sections it makes.
+struct JpegOffloadLayout {
+  std::size_t batch = 0;
+  std::size_t max_file_bytes = 0;
+  std::size_t max_window_bytes = 0;
+
+  [[nodiscard]] static constexpr std::size_t align(std::size_t n) noexcept { return (n + 255) / 256 * 256; }
+  [[nodiscard]] constexpr std::size_t jobs_bytes() const noexcept { return align(batch * sizeof(JpegJob)); }
+  [[nodiscard]] constexpr std::size_t host_bytes() const noexcept { return jobs_bytes() + batch * align(max_file_bytes); }
+  [[nodiscard]] constexpr std::size_t device_bytes() const noexcept { return batch * align(max_window_bytes); }
+  /// Offsets within the host section and the device section.
+  [[nodiscard]] constexpr std::size_t job_offset(std::size_t pos) const noexcept { return pos * sizeof(JpegJob); }
+  [[nodiscard]] constexpr std::size_t file_offset(std::size_t pos) const noexcept {
+    return jobs_bytes() + pos * align(max_file_bytes);
+  }
+  [[nodiscard]] constexpr std::size_t window_offset(std::size_t pos) const noexcept { return pos * align(max_window_bytes); }
+};
+
+/// A sample's place for a device decode, handed to `DeviceTransform::stage` through
+/// `StagingArea::device_jpeg` in a pipeline with a device decoder; used when the sample `drawn`
+/// the device (otherwise the transform only reports its CPU decode of a file the engines could
+/// take apart, for `JpegDecode::adaptive`).
+struct DeviceJpegPlace {
+  bool drawn = false;
+  JpegJob* job = nullptr;
+  std::byte* file = nullptr;   ///< max_file_bytes of pinned memory
+  std::size_t max_file_bytes = 0;
+  std::int64_t window_offset = 0;  ///< of the window, from the start of the slot's data section
+  std::size_t max_window_bytes = 0;
+};
+
+/// The device step decoding a slot's jobs (cuda/jpeg_decode_step.cuh); first of a slot's steps.
+struct DecodeJpegs {
+  static constexpr const char* name = "decode jpegs";
+  static constexpr const char* missing =
+      "GPU JPEG decoding (decode = gpu or auto) needs nvJPEG, and this program was built without it: "
+      "build with the CUDA toolkit's nvJPEG (or CONVEYOR_NVJPEG_ROOT pointing at one)";
+  JpegOffloadLayout layout{};
+  DecodeOptions decode{};  ///< for the CPU fallback of a file the engines refuse
+};
+
+}  // namespace v0
+}  // namespace conveyor
