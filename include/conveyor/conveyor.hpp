@@ -34,5 +34,6 @@
 #include <conveyor/pipeline/batch_pipeline.hpp>
 #include <conveyor/pipeline/image_augment.hpp>
 #include <conveyor/pipeline/options.hpp>
+#include <conveyor/pipeline/prometheus.hpp>
 #include <conveyor/pipeline/raw_tensor.hpp>
 #include <conveyor/pipeline/stats.hpp>

@@ -167,6 +167,11 @@ class Loader:
         if "gpu_share" in state:
             self._impl.set_gpu_share(float(state["gpu_share"]))
 
+    def metrics(self, **labels: str) -> str:
+        """`stats()` in Prometheus' text exposition format, every sample labelled with `labels`
+        (`loader.metrics(pipeline="train")`), for a `/metrics` endpoint."""
+        return self._impl.prometheus(sorted((k, str(v)) for k, v in labels.items()))
+
     def stats(self) -> Dict[str, Any]:
         """Per-stage counts and times, images/s, the consumer's waiting, bytes held (PipelineStats)."""
         return json.loads(self._impl.stats_json())

@@ -526,6 +526,9 @@ class Loader {
   }
   [[nodiscard]] std::string stats_json() const { return core_->pipe->stats().json(); }
   void set_gpu_share(double share) { core_->pipe->set_gpu_share(share); }
+  [[nodiscard]] std::string prometheus(const std::vector<std::pair<std::string, std::string>>& labels) const {
+    return conveyor::prometheus_text(core_->pipe->stats(), labels);
+  }
   [[nodiscard]] std::vector<SkippedRecord> skipped() const {
     std::vector<SkippedRecord> out;
     for (const conveyor::SkippedSample& s : core_->pipe->skipped())
@@ -658,6 +661,7 @@ NB_MODULE(_conveyor, m) {
            "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a,
            "decode"_a, "gpu_share"_a)
       .def("set_gpu_share", &Loader::set_gpu_share, "share"_a)
+      .def("prometheus", &Loader::prometheus, "labels"_a)
       .def("batches_per_epoch", &Loader::batches_per_epoch)
       .def("set_epoch", &Loader::set_epoch, "epoch"_a, "first_batch"_a = 0)
       .def_prop_ro("epoch", &Loader::epoch)

@@ -1,6 +1,7 @@
 """conveyor.Loader on the CPU: the C++ pipeline's batches, bit for bit, in the shapes and types asked
 for; resuming; the error policy; kept tensors; DLPack into torch and numpy."""
 import pathlib
+import shutil
 import subprocess
 
 import numpy as np
@@ -225,3 +226,17 @@ def test_distributed_env_shares_the_epoch(samples, monkeypatch):
     explicit = conveyor.Loader(data, batch_size=3, shuffle=True, seed=4, distributed=(1, 2),
                                transform=conveyor.ImageAugment.train(16))
     assert [i for b in explicit.batches() for i in b.indices] == seen[1]
+
+
+def test_metrics_are_prometheus_text_of_the_stats(samples):
+    loader = conveyor.Loader(str(samples), batch_size=4, workers=2, transform=conveyor.ImageAugment(size=32))
+    batches = sum(1 for _ in loader)
+    text = loader.metrics(pipeline="train")
+    assert f'conveyor_batches_total{{pipeline="train"}} {batches}' in text
+    assert f'conveyor_batch_wait_seconds_count{{pipeline="train"}} {batches}' in text
+    assert "# TYPE conveyor_stage_seconds_total counter" in text
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool not installed (Debian: prometheus)")
+    checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -346,6 +346,7 @@ class BatchPipeline {
     if (feeder_)
       if (const std::exception_ptr failure = feeder_->failure()) std::rethrow_exception(failure);
     auto ready = [&] { return schedule_->find(detail::SlotState::ready, k) >= 0; };
+    std::int64_t waited_ns = 0;
     if (!ready()) {
       const auto t0 = std::chrono::steady_clock::now();
       if (o_.workers == 0) {
@@ -360,8 +361,8 @@ class BatchPipeline {
       } else {
         ring_->done.wait(lock, ready);
       }
-      delivered_.wait_ns +=
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+      waited_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+      delivered_.wait_ns += waited_ns;
     }
     const auto slot = static_cast<std::size_t>(schedule_->find(detail::SlotState::ready, k));
     detail::Slot& s = ring_->slots[slot];
@@ -384,6 +385,7 @@ class BatchPipeline {
     }
     skipped_.insert(skipped_.end(), s.skipped.begin(), s.skipped.end());
     ++delivered_.batches;
+    delivered_.batch_wait.observe(1e-9 * double(waited_ns));
     delivered_.images += s.count;
     delivered_.last_out = std::chrono::steady_clock::now();
     if (ring_->device)

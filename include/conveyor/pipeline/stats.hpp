@@ -4,6 +4,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/core/histogram.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/device/backend.hpp>
 
@@ -35,6 +36,7 @@ struct PipelineStats {
   double images_per_second = 0;
   double consumer_wait_seconds = 0;  ///< time the consumer blocked for a batch not ready yet
   double starvation = 0;             ///< consumer_wait_seconds / elapsed_seconds
+  LatencyHistogram batch_wait;       ///< the consumer's wait for each delivered batch
   std::vector<StageStats> stages;  ///< in StageId order
   std::uint64_t skipped = 0;  ///< samples replaced under OnError::skip
   std::uint64_t host_bytes = 0;  ///< held by the slot ring (pinned arenas included)
@@ -135,6 +137,7 @@ namespace detail {
 struct DeliveryCounters {
   std::uint64_t epochs = 0, batches = 0, images = 0;
   std::int64_t wait_ns = 0;  ///< the consumer's waiting
+  LatencyHistogram batch_wait;  ///< per delivered batch
   bool started = false;
   std::chrono::steady_clock::time_point first_begin{}, last_out{};
 };
@@ -162,6 +165,7 @@ struct DeliveryCounters {
   if (st.elapsed_seconds < 0) st.elapsed_seconds = 0;
   st.images_per_second = st.elapsed_seconds > 0 ? double(st.images) / st.elapsed_seconds : 0.0;
   st.consumer_wait_seconds = 1e-9 * double(d.wait_ns);
+  st.batch_wait = d.batch_wait;
   st.starvation = st.elapsed_seconds > 0 ? st.consumer_wait_seconds / st.elapsed_seconds : 0.0;
   st.skipped = skipped;
   st.host_bytes = host_bytes;
