@@ -60,7 +60,6 @@ class JpegDecodeStep final : public DeviceStep {
                         " (nvjpegCreateEx returned status " + std::to_string(int(made)) +
                         "; the engines are on A100, H100, H200 and later); decode = cpu works on any device");
     try {
-      check_nvjpeg(nvjpegGetHardwareDecoderInfo(handle_, &engines_, &cores_), "nvjpegGetHardwareDecoderInfo");
       check_nvjpeg(nvjpegJpegStateCreate(handle_, &state_), "nvjpegJpegStateCreate");
       params_.resize(c.batch_size, nullptr);
       for (nvjpegDecodeParams_t& p : params_) {
@@ -105,9 +104,6 @@ class JpegDecodeStep final : public DeviceStep {
     st.gpu_decode_fallbacks += fallbacks_;
     st.gpu_decode_seconds += seconds_;
   }
-
-  /// The hardware decoder's engines and cores per engine.
-  [[nodiscard]] unsigned engines() const noexcept { return engines_ * cores_; }
 
  private:
   struct Timing {
@@ -210,7 +206,6 @@ class JpegDecodeStep final : public DeviceStep {
   nvjpegHandle_t handle_ = nullptr;
   nvjpegJpegState_t state_ = nullptr;  // one: only the stager thread decodes
   std::vector<nvjpegDecodeParams_t> params_;
-  unsigned engines_ = 0, cores_ = 0;
   int batch_ = 0;  // the size the state is initialised for (0: none)
   std::vector<Job> jobs_;
   std::vector<const unsigned char*> files_;

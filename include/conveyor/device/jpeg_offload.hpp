@@ -23,7 +23,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 namespace conveyor {
 inline namespace v0 {
@@ -36,8 +35,11 @@ inline namespace v0 {
 [[nodiscard]] inline bool engine_decodable(const JpegInfo& j) noexcept {
   if (j.progressive || j.arithmetic || j.components != 3 || j.color != JpegColor::ycbcr) return false;
   if (j.width < 32 || j.height < 32) return false;
-  const std::string s = j.subsampling();
-  return s == "4:4:4" || s == "4:2:2" || s == "4:2:0" || s == "4:4:0";
+  // Chroma 1x1, luma 1x1, 2x1, 2x2 or 1x2 (what JpegInfo::subsampling() names 4:4:4 ... 4:4:0),
+  // compared without building the name: this runs for every sample of such a pipeline.
+  for (int c = 1; c < 3; ++c)
+    if (j.h_sampling[c] != 1 || j.v_sampling[c] != 1) return false;
+  return j.h_sampling[0] >= 1 && j.h_sampling[0] <= 2 && j.v_sampling[0] >= 1 && j.v_sampling[0] <= 2;
 }
 
 /// Whether sample `index` of `epoch` draws the device, for a device share `share` in [0, 1].
