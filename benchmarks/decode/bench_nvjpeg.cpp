@@ -1,7 +1,8 @@
 // The hardware JPEG engines' own ceiling, measured alone (no pipeline, no augmentation): batches
 // of files from pinned memory decoded by nvJPEG's hardware backend with conveyor's settings
 // (interleaved RGB, interpolated chroma upsampling), whole and as RandomResizedCrop-sized windows,
-// synchronised per batch. Only the files the engines take (engine_decodable). Prints img/s last.
+// synchronised per batch, by 1 to 3 threads at once. Only the files the engines take
+// (engine_decodable). Prints img/s last.
 //
 //   bench_nvjpeg --jpegs DIR [Google Benchmark flags]
 
@@ -57,7 +58,7 @@ void engines(benchmark::State& state, bool window) {
   for (const File& f : files) max_pixels = std::max(max_pixels, std::size_t(f.width) * f.height);
   void* dev = nullptr;
   CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
-  std::size_t next = 0;
+  std::size_t next = std::size_t(state.thread_index()) * batch;  // threads start apart
   for (auto& p : params) {
     NVJPEG_OK(nvjpegDecodeParamsCreate(h, &p));
     NVJPEG_OK(nvjpegDecodeParamsSetOutputFormat(p, NVJPEG_OUTPUT_RGBI));
@@ -127,13 +128,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("%zu files the engines take (%zu others left out)\n", files.size(), refused);
-  for (const int batch : {32, 128, 256})
+  // Windows of batch 96 also with 2 and 3 threads calling at once, each with its own handle and
+  // state: whether the engines take a second batch while one caller waits in its call.
+  for (const int batch : {32, 96, 256})
     for (const bool window : {false, true})
-      benchmark::RegisterBenchmark((std::string(window ? "engines_window_b" : "engines_whole_b") + std::to_string(batch)).c_str(),
-                                   [window](benchmark::State& s) { engines(s, window); })
-          ->Arg(batch)
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
+      for (const int threads : {1, 2, 3}) {
+        if (threads > 1 && !(window && batch == 96)) continue;
+        benchmark::RegisterBenchmark((std::string(window ? "engines_window_b" : "engines_whole_b") + std::to_string(batch) +
+                                      "_x" + std::to_string(threads)).c_str(),
+                                     [window](benchmark::State& s) { engines(s, window); })
+            ->Arg(batch)
+            ->Threads(threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
   conveyor_bench::RateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   for (const auto& [name, rate] : reporter.rate) std::printf("%-28s %10.0f img/s\n", name.c_str(), rate);

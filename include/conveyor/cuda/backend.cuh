@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -96,6 +97,7 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void submit(std::size_t slot, std::size_t count, std::size_t bytes) override {
+    const auto t0 = std::chrono::steady_clock::now();
     DeviceGuard guard(c_.device);
     std::lock_guard lock(submit_mutex_);
     Slot& s = *slots_[slot];
@@ -131,6 +133,7 @@ class CudaBackend final : public DeviceBackend {
     s.timing_pending = true;
     ++stats_.batches;
     stats_.bytes_uploaded += bytes;
+    stats_.submit_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   void hand_out(std::size_t slot, CUstream_st* stream) override {

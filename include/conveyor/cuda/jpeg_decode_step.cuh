@@ -30,6 +30,7 @@
 #include <conveyor/device/step.hpp>
 #include <conveyor/io/image_decoder.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -103,6 +104,7 @@ class JpegDecodeStep final : public DeviceStep {
     st.gpu_decoded += decoded_;
     st.gpu_decode_fallbacks += fallbacks_;
     st.gpu_decode_seconds += seconds_;
+    st.gpu_decode_call_seconds += call_seconds_;
   }
 
  private:
@@ -154,8 +156,10 @@ class JpegDecodeStep final : public DeviceStep {
       check_nvjpeg(nvjpegDecodeBatchedInitialize(handle_, state_, n, 1, NVJPEG_OUTPUT_RGBI), "nvjpegDecodeBatchedInitialize");
       batch_ = n;
     }
+    const auto t0 = std::chrono::steady_clock::now();
     const nvjpegStatus_t status =
         nvjpegDecodeBatchedEx(handle_, state_, files_.data(), lengths_.data(), outputs_.get(), params_.data(), stream);
+    call_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (status != NVJPEG_STATUS_SUCCESS) batch_ = 0;  // re-initialise the state before its next use
     return status;
   }
@@ -216,7 +220,7 @@ class JpegDecodeStep final : public DeviceStep {
   ImageDecoder cpu_;            // the fallback
   PinnedBuffer scratch_;
   std::uint64_t decoded_ = 0, fallbacks_ = 0;
-  double seconds_ = 0;
+  double seconds_ = 0, call_seconds_ = 0;
 };
 
 namespace {

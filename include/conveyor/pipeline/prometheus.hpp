@@ -106,6 +106,10 @@ class PrometheusWriter {
            double(stats.gpu_decode_fallbacks));
   w.metric("gpu_decode_seconds_total", "counter", "Device seconds of the JPEG engines' decodes, from CUDA events.",
            stats.gpu_decode_seconds);
+  w.metric("submit_seconds_total", "counter", "Host seconds the stager thread spent submitting batches.",
+           stats.submit_seconds);
+  w.metric("gpu_decode_call_seconds_total", "counter", "Host seconds inside the device JPEG decoder's calls.",
+           stats.gpu_decode_call_seconds);
   w.metric("gpu_share_ratio", "gauge", "Share of the JPEGs the engines take that is sent to them.", stats.gpu_share);
   const LatencyHistogram& h = stats.batch_wait;
   w.family("batch_wait_seconds", "histogram", "Seconds the consumer waited for each batch (0 when it was ready).");

@@ -50,6 +50,8 @@ struct PipelineStats {
   std::uint64_t gpu_decoded = 0;     ///< JPEGs decoded on the device
   std::uint64_t gpu_decode_fallbacks = 0;  ///< sent to the device, refused there, decoded on the CPU
   double gpu_decode_seconds = 0;     ///< the device decodes' time, from device events
+  double submit_seconds = 0;         ///< host time the stager thread spent submitting batches
+  double gpu_decode_call_seconds = 0;  ///< of that, host time inside the device decoder's calls
 
   /// The stage called `name`. @throws Error when there is none.
   [[nodiscard]] const StageStats& stage(std::string_view name) const {
@@ -81,6 +83,10 @@ struct PipelineStats {
                     static_cast<unsigned long long>(batches), 1e6 * kernel_seconds / double(batches), "per batch",
                     1e6 * kernel_max_seconds);
       out += line;
+      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s  %.1f us of it in device decoder calls\n",
+                    "submit (host)", static_cast<unsigned long long>(batches), 1e6 * submit_seconds / double(batches),
+                    "per batch", 1e6 * gpu_decode_call_seconds / double(batches));
+      out += line;
     }
     if (decode != "cpu") {
       std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s  decode %s, share %.3f, %llu fell back to the CPU\n",
@@ -103,7 +109,7 @@ struct PipelineStats {
   /// The same numbers as one JSON object.
   [[nodiscard]] std::string json() const {
     std::string out = "{";
-    char buf[400];
+    char buf[640];
     std::snprintf(buf, sizeof buf,
                   "\"workers\": %d, \"epochs\": %llu, \"batches\": %llu, \"images\": %llu, \"elapsed_seconds\": %.6f, "
                   "\"images_per_second\": %.3f, \"consumer_wait_seconds\": %.6f, \"starvation\": %.6f, ",
@@ -120,12 +126,13 @@ struct PipelineStats {
     std::snprintf(buf, sizeof buf,
                   "}, \"skipped\": %llu, \"host_bytes\": %llu, \"device_bytes\": %llu, \"bytes_uploaded\": %llu, "
                   "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f, \"kernel_max_seconds\": %.6f, \"decode\": \"%s\", "
-                  "\"gpu_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_decode_fallbacks\": %llu, \"gpu_decode_seconds\": %.6f}",
+                  "\"gpu_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_decode_fallbacks\": %llu, \"gpu_decode_seconds\": %.6f, "
+                  "\"submit_seconds\": %.6f, \"gpu_decode_call_seconds\": %.6f}",
                   static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(host_bytes),
                   static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(bytes_uploaded),
                   h2d_seconds, kernel_seconds, kernel_max_seconds, decode.c_str(), gpu_share,
                   static_cast<unsigned long long>(gpu_decoded), static_cast<unsigned long long>(gpu_decode_fallbacks),
-                  gpu_decode_seconds);
+                  gpu_decode_seconds, submit_seconds, gpu_decode_call_seconds);
     out += buf;
     return out;
   }
@@ -177,6 +184,8 @@ struct DeliveryCounters {
     st.gpu_decoded = device->gpu_decoded;
     st.gpu_decode_fallbacks = device->gpu_decode_fallbacks;
     st.gpu_decode_seconds = device->gpu_decode_seconds;
+    st.submit_seconds = device->submit_seconds;
+    st.gpu_decode_call_seconds = device->gpu_decode_call_seconds;
     st.host_bytes += device->pinned_bytes;
     st.device_bytes = device->device_bytes;
   }
