@@ -40,8 +40,10 @@ std::vector<File> files;
       throw std::runtime_error(std::string(#call " returned status ") + std::to_string(int(s))); \
   } while (0)
 
-/// Batches of `batch` files; `window`: decode the centre 60 % of each side (a typical crop).
-void engines(benchmark::State& state, bool window) {
+/// Batches of `batch` files; `window`: decode the centre 60 % of each side (a typical crop);
+/// `reinitialize`: every other batch one file smaller, the state initialised again for each (as a
+/// pipeline's device share gives batches of varying size).
+void engines(benchmark::State& state, bool window, bool reinitialize = false) {
   const int batch = static_cast<int>(state.range(0));
   nvjpegHandle_t h = nullptr;
   nvjpegJpegState_t js = nullptr;
@@ -76,14 +78,21 @@ void engines(benchmark::State& state, bool window) {
       out[i].pitch[0] = std::size_t(w) * 3;
     }
   };
+  bool odd = false;
+  std::int64_t images = 0;
   for (auto _ : state) {
     state.PauseTiming();
     fill();
     state.ResumeTiming();
+    if (reinitialize) {
+      odd = !odd;
+      NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch - odd, 1, NVJPEG_OUTPUT_RGBI));
+    }
     NVJPEG_OK(nvjpegDecodeBatchedEx(h, js, data.data(), lengths.data(), out.get(), params.data(), stream));
     CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
+    images += batch - odd;
   }
-  state.SetItemsProcessed(state.iterations() * batch);
+  state.SetItemsProcessed(images);
   for (auto p : params) nvjpegDecodeParamsDestroy(p);
   cudaFree(dev);
   cudaStreamDestroy(stream);
@@ -142,6 +151,10 @@ int main(int argc, char** argv) {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
+  benchmark::RegisterBenchmark("engines_window_b96_reinit", [](benchmark::State& s) { engines(s, true, true); })
+      ->Arg(96)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   conveyor_bench::RateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   for (const auto& [name, rate] : reporter.rate) std::printf("%-28s %10.0f img/s\n", name.c_str(), rate);
