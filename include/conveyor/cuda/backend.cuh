@@ -25,6 +25,7 @@
 #error "conveyor/cuda/backend.cuh needs a CUDA compiler"
 #endif
 
+#include <conveyor/core/clock.hpp>
 #include <conveyor/core/nvtx.hpp>
 #include <conveyor/cuda/buffer.hpp>
 #include <conveyor/cuda/copy_step.cuh>
@@ -133,7 +134,7 @@ class CudaBackend final : public DeviceBackend {
     s.timing_pending = true;
     ++stats_.batches;
     stats_.bytes_uploaded += bytes;
-    stats_.submit_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats_.submit_seconds += seconds_since(t0);
   }
 
   void hand_out(std::size_t slot, CUstream_st* stream) override {

@@ -22,6 +22,7 @@
 #error "conveyor/cuda/jpeg_decode_step.cuh needs a CUDA compiler"
 #endif
 
+#include <conveyor/core/clock.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/cuda/buffer.hpp>
 #include <conveyor/cuda/error.hpp>
@@ -159,7 +160,7 @@ class JpegDecodeStep final : public DeviceStep {
     const auto t0 = std::chrono::steady_clock::now();
     const nvjpegStatus_t status =
         nvjpegDecodeBatchedEx(handle_, state_, files_.data(), lengths_.data(), outputs_.get(), params_.data(), stream);
-    call_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    call_seconds_ += seconds_since(t0);
     if (status != NVJPEG_STATUS_SUCCESS) batch_ = 0;  // re-initialise the state before its next use
     return status;
   }

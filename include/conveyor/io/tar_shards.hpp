@@ -15,6 +15,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/bytes.hpp>
+#include <conveyor/core/clock.hpp>
 #include <conveyor/core/concepts.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/io/shard_files.hpp>
@@ -65,7 +66,7 @@ class TarShards {
       if (!(o_.use_index && read_index(s))) walk(s);
       shard_sizes_.push_back(samples_.size() - first);
     }
-    open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    open_seconds_ = seconds_since(t0);
   }
 
   [[nodiscard]] std::uint64_t size() const noexcept { return samples_.size(); }

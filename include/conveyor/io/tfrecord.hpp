@@ -12,6 +12,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/bytes.hpp>
+#include <conveyor/core/clock.hpp>
 #include <conveyor/core/concepts.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/io/crc32c.hpp>
@@ -57,7 +58,7 @@ class TFRecordDataset {
       if (!(o_.use_index && read_index(f))) walk(f);
       shard_sizes_.push_back(records_.size() - first);
     }
-    open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    open_seconds_ = seconds_since(t0);
   }
 
   [[nodiscard]] std::uint64_t size() const noexcept { return records_.size(); }
