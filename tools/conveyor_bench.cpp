@@ -13,6 +13,7 @@
 // end of the last epoch, nothing excluded.
 
 #include <conveyor/conveyor.hpp>
+#include <conveyor/core/clock.hpp>
 
 #include "dataset_arg.hpp"
 #if CONVEYOR_CUDA_COMPILATION()  // built by nvcc when the CUDA backend is on: --device cuda works
@@ -201,6 +202,8 @@ int run(Pipeline& pipe, const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int epoch = 0; epoch < a.epochs; ++epoch) {
     pipe.set_epoch(static_cast<std::uint64_t>(epoch));
+    const auto epoch_start = std::chrono::steady_clock::now();
+    const std::uint64_t delivered_before = delivered;
     for (const conveyor::Batch& b : pipe) {
       delivered += b.size();
       if (a.print_indices) {
@@ -229,6 +232,10 @@ int run(Pipeline& pipe, const Args& a) {
         write_npy(dir / (std::string(stem) + "indices.npy"), "<i8", n, b.indices().data(), b.size() * 8);
       }
     }
+    // Per epoch, for decode = auto, whose first epoch runs at the starting share.
+    const double epoch_seconds = conveyor::seconds_since(epoch_start);
+    std::printf("epoch %d: %.1f img/s, gpu share %.3f\n", epoch,
+                epoch_seconds > 0 ? double(delivered - delivered_before) / epoch_seconds : 0.0, pipe.stats().gpu_share);
   }
   wait_for_device(a);  // the last batch's kernel counts too
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

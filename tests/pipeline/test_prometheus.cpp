@@ -83,7 +83,7 @@ TEST_CASE("pipeline stats as Prometheus text report what the pipeline delivered"
     if (type == "counter") CHECK(name.substr(name.size() - 6) == "_total");
     CHECK(text.find("# HELP " + name + " ") != std::string::npos);
   }
-  CHECK(families == 21);
+  CHECK(families == 22);
 }
 
 TEST_CASE("promtool accepts a pipeline's metrics", "[prometheus]") {

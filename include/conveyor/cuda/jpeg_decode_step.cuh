@@ -93,7 +93,11 @@ class JpegDecodeStep final : public DeviceStep {
     Timing& t = timing_[s.slot];
     t.start.record(stream);
     const int n = static_cast<int>(jobs_.size());
-    if (decode(0, n, s.stream) != NVJPEG_STATUS_SUCCESS) decode_one_by_one(s);
+    const double before = call_seconds_;
+    if (decode(0, n, s.stream) == NVJPEG_STATUS_SUCCESS)
+      calls_.add(n, call_seconds_ - before);
+    else
+      decode_one_by_one(s);
     t.end.record(stream);
     t.pending = true;
     decoded_ += jobs_.size();
@@ -106,6 +110,7 @@ class JpegDecodeStep final : public DeviceStep {
     st.gpu_decode_fallbacks += fallbacks_;
     st.gpu_decode_seconds += seconds_;
     st.gpu_decode_call_seconds += call_seconds_;
+    st.gpu_decode_calls += calls_;
   }
 
  private:
@@ -222,6 +227,7 @@ class JpegDecodeStep final : public DeviceStep {
   PinnedBuffer scratch_;
   std::uint64_t decoded_ = 0, fallbacks_ = 0;
   double seconds_ = 0, call_seconds_ = 0;
+  LinearFit calls_;  // each slot's batched call: host seconds against images
 };
 
 namespace {

@@ -9,6 +9,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/core/linear_fit.hpp>
 #include <conveyor/device/slot_layout.hpp>
 
 #include <atomic>
@@ -37,6 +38,7 @@ struct DeviceStats {
   double gpu_decode_seconds = 0;       ///< the device decodes' time on the load stream, from device events
   double submit_seconds = 0;           ///< host time the stager thread spent submitting batches
   double gpu_decode_call_seconds = 0;  ///< of that, host time inside the device decoder's calls
+  LinearFit gpu_decode_calls;          ///< each slot's batched decode call: host seconds against images
 };
 
 /// What a step is made for, once, when its pipeline is.

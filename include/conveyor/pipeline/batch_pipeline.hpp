@@ -302,7 +302,7 @@ class BatchPipeline {
   /// last change measured (detail/offload.hpp).
   void rebalance_gpu_share() {
     PipelineStats now = stats();
-    const std::optional<double> share = detail::rebalanced_gpu_share(now, last_measured_, std::max(o_.workers, 1));
+    const std::optional<double> share = detail::rebalanced_gpu_share(now, last_measured_, std::max(o_.workers, 1), o_.batch_size);
     if (!share) return;
     last_measured_ = std::move(now);
     std::lock_guard lock(ring_->mutex);

@@ -110,6 +110,8 @@ class PrometheusWriter {
            stats.submit_seconds);
   w.metric("gpu_decode_call_seconds_total", "counter", "Host seconds inside the device JPEG decoder's calls.",
            stats.gpu_decode_call_seconds);
+  w.metric("gpu_decode_calls_total", "counter", "Batched calls of the device JPEG decoder.",
+           double(stats.gpu_decode_calls.count));
   w.metric("gpu_share_ratio", "gauge", "Share of the JPEGs the engines take that is sent to them.", stats.gpu_share);
   const LatencyHistogram& h = stats.batch_wait;
   w.family("batch_wait_seconds", "histogram", "Seconds the consumer waited for each batch (0 when it was ready).");

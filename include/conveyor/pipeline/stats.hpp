@@ -5,6 +5,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/core/histogram.hpp>
+#include <conveyor/core/linear_fit.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/device/backend.hpp>
 
@@ -52,6 +53,9 @@ struct PipelineStats {
   double gpu_decode_seconds = 0;     ///< the device decodes' time, from device events
   double submit_seconds = 0;         ///< host time the stager thread spent submitting batches
   double gpu_decode_call_seconds = 0;  ///< of that, host time inside the device decoder's calls
+  /// Each slot's batched decode call, host seconds against its images: `intercept()` is the
+  /// call's fixed cost, `slope()` its cost an image.
+  LinearFit gpu_decode_calls;
 
   /// The stage called `name`. @throws Error when there is none.
   [[nodiscard]] const StageStats& stage(std::string_view name) const {
@@ -94,6 +98,11 @@ struct PipelineStats {
                     gpu_decoded ? 1e6 * gpu_decode_seconds / double(gpu_decoded) : 0.0, "per image", decode.c_str(),
                     gpu_share, static_cast<unsigned long long>(gpu_decode_fallbacks));
       out += line;
+      std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s  %.1f us + %.1f us an image (fit)\n", "decode calls",
+                    static_cast<unsigned long long>(gpu_decode_calls.count),
+                    gpu_decode_calls.count ? 1e6 * gpu_decode_calls.sum_y / double(gpu_decode_calls.count) : 0.0,
+                    "per call", 1e6 * gpu_decode_calls.intercept(), 1e6 * gpu_decode_calls.slope());
+      out += line;
     }
     std::snprintf(line, sizeof line, "%-14s %12s %14.3f s %8.1f%% of wall time\n", "consumer wait", "",
                   consumer_wait_seconds, 100.0 * starvation);
@@ -109,7 +118,7 @@ struct PipelineStats {
   /// The same numbers as one JSON object.
   [[nodiscard]] std::string json() const {
     std::string out = "{";
-    char buf[640];
+    char buf[1024];
     std::snprintf(buf, sizeof buf,
                   "\"workers\": %d, \"epochs\": %llu, \"batches\": %llu, \"images\": %llu, \"elapsed_seconds\": %.6f, "
                   "\"images_per_second\": %.3f, \"consumer_wait_seconds\": %.6f, \"starvation\": %.6f, ",
@@ -127,12 +136,15 @@ struct PipelineStats {
                   "}, \"skipped\": %llu, \"host_bytes\": %llu, \"device_bytes\": %llu, \"bytes_uploaded\": %llu, "
                   "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f, \"kernel_max_seconds\": %.6f, \"decode\": \"%s\", "
                   "\"gpu_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_decode_fallbacks\": %llu, \"gpu_decode_seconds\": %.6f, "
-                  "\"submit_seconds\": %.6f, \"gpu_decode_call_seconds\": %.6f}",
+                  "\"submit_seconds\": %.6f, \"gpu_decode_call_seconds\": %.6f, \"gpu_decode_calls\": %llu, "
+                  "\"gpu_decode_call_fixed_seconds\": %.9f, \"gpu_decode_call_image_seconds\": %.9f}",
                   static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(host_bytes),
                   static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(bytes_uploaded),
                   h2d_seconds, kernel_seconds, kernel_max_seconds, decode.c_str(), gpu_share,
                   static_cast<unsigned long long>(gpu_decoded), static_cast<unsigned long long>(gpu_decode_fallbacks),
-                  gpu_decode_seconds, submit_seconds, gpu_decode_call_seconds);
+                  gpu_decode_seconds, submit_seconds, gpu_decode_call_seconds,
+                  static_cast<unsigned long long>(gpu_decode_calls.count), gpu_decode_calls.intercept(),
+                  gpu_decode_calls.slope());
     out += buf;
     return out;
   }
@@ -186,6 +198,7 @@ struct DeliveryCounters {
     st.gpu_decode_seconds = device->gpu_decode_seconds;
     st.submit_seconds = device->submit_seconds;
     st.gpu_decode_call_seconds = device->gpu_decode_call_seconds;
+    st.gpu_decode_calls = device->gpu_decode_calls;
     st.host_bytes += device->pinned_bytes;
     st.device_bytes = device->device_bytes;
   }

@@ -2,10 +2,10 @@
 /// @file
 /// A pipeline's device JPEG decoder (device/jpeg_offload.hpp), set up from its options and its
 /// transform's device work, and `JpegDecode::adaptive`'s step between epochs: the engines' share
-/// that balances the workers and the engines (`balanced_gpu_share`), from the counters of the
-/// epochs since the last change: worker time per sample in the pipeline's "read" and the
-/// transform's "decode", "decode (engine-able)" and "offload" stages, and the device decodes'
-/// count and time.
+/// with the shortest batch period (`best_gpu_share`), from the counters of the epochs since the
+/// last change (worker time per sample in the pipeline's "read" and the transform's "decode",
+/// "decode (engine-able)" and "offload" stages, the stager's host time per batch) and the line
+/// fitted to every batched decode call so far (its fixed cost and its cost an image).
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
@@ -15,6 +15,7 @@
 #include <conveyor/pipeline/stats.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,7 +49,7 @@ inline void validate_decode_options(const PipelineOptions& o) {
 /// The share for the next epoch, within [2 %, 98 %] so both decoders stay measured; nothing when
 /// the epochs between `last` and `now` measured no device decode.
 [[nodiscard]] inline std::optional<double> rebalanced_gpu_share(const PipelineStats& now, const PipelineStats& last,
-                                                                int workers) {
+                                                                int workers, std::size_t batch_size) {
   const auto delta = [&](std::string_view stage, bool count) {
     double a = 0, b = 0;
     for (const StageStats& s : now.stages)
@@ -59,21 +60,26 @@ inline void validate_decode_options(const PipelineOptions& o) {
   };
   const double images = double(now.images - last.images);
   const double offloaded = double(now.gpu_decoded - last.gpu_decoded);
-  const double device_seconds = now.gpu_decode_seconds - last.gpu_decode_seconds;
+  const double batches = double(now.batches - last.batches);
   const double others = delta("decode", true), able = delta("decode (engine-able)", true);
   const double staged = delta("offload", true), read = delta("read", true);
-  if (images <= 0 || offloaded <= 0 || device_seconds <= 0 || staged <= 0 || read <= 0 || now.gpu_share <= 0)
+  if (images <= 0 || batches <= 0 || offloaded <= 0 || now.gpu_decode_calls.count == 0 || staged <= 0 || read <= 0 ||
+      now.gpu_share <= 0)
     return std::nullopt;
   OffloadRates r;
   r.workers = workers;
+  r.batch = double(batch_size);
   r.read_seconds = delta("read", false) / read;
   r.other_seconds = others > 0 ? delta("decode", false) / others : 0.0;
   // Not measured while every engine-able file went to the engines: the others' cost stands in.
   r.cpu_seconds = able > 0 ? delta("decode (engine-able)", false) / able : r.other_seconds;
   r.offload_seconds = delta("offload", false) / staged;
-  r.device_rate = offloaded / device_seconds;
   r.eligible = std::min(1.0, offloaded / (now.gpu_share * images));
-  return std::clamp(balanced_gpu_share(r), 0.02, 0.98);
+  r.call_fixed_seconds = now.gpu_decode_calls.intercept();
+  r.call_image_seconds = now.gpu_decode_calls.slope();
+  const double call = now.gpu_decode_call_seconds - last.gpu_decode_call_seconds;
+  r.stager_seconds = std::max(0.0, now.submit_seconds - last.submit_seconds - call) / batches;
+  return std::clamp(best_gpu_share(r), 0.02, 0.98);
 }
 
 }  // namespace detail
