@@ -37,3 +37,5 @@
 #include <conveyor/pipeline/prometheus.hpp>
 #include <conveyor/pipeline/raw_tensor.hpp>
 #include <conveyor/pipeline/stats.hpp>
+#include <conveyor/serve/metrics.hpp>
+#include <conveyor/serve/preprocessor.hpp>

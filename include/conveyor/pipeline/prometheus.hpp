@@ -64,6 +64,18 @@ class PrometheusWriter {
     family(name, type, help);
     sample(name, value);
   }
+  /// A histogram family: cumulative buckets, +Inf, sum and count.
+  void histogram(std::string_view name, std::string_view help, const LatencyHistogram& h) {
+    family(name, "histogram", help);
+    for (std::size_t i = 0; i < LatencyHistogram::bounds.size(); ++i) {
+      char le[48];
+      std::snprintf(le, sizeof le, "le=\"%g\"", LatencyHistogram::bounds[i]);
+      sample(name, double(h.cumulative(i)), le, "_bucket");
+    }
+    sample(name, double(h.count), "le=\"+Inf\"", "_bucket");
+    sample(name, h.sum, {}, "_sum");
+    sample(name, double(h.count), {}, "_count");
+  }
 
   [[nodiscard]] std::string take() { return std::move(out_); }
 
@@ -113,16 +125,8 @@ class PrometheusWriter {
   w.metric("gpu_decode_calls_total", "counter", "Batched calls of the device JPEG decoder.",
            double(stats.gpu_decode_calls.count));
   w.metric("gpu_share_ratio", "gauge", "Share of the JPEGs the engines take that is sent to them.", stats.gpu_share);
-  const LatencyHistogram& h = stats.batch_wait;
-  w.family("batch_wait_seconds", "histogram", "Seconds the consumer waited for each batch (0 when it was ready).");
-  for (std::size_t i = 0; i < LatencyHistogram::bounds.size(); ++i) {
-    char le[48];
-    std::snprintf(le, sizeof le, "le=\"%g\"", LatencyHistogram::bounds[i]);
-    w.sample("batch_wait_seconds", double(h.cumulative(i)), le, "_bucket");
-  }
-  w.sample("batch_wait_seconds", double(h.count), "le=\"+Inf\"", "_bucket");
-  w.sample("batch_wait_seconds", h.sum, {}, "_sum");
-  w.sample("batch_wait_seconds", double(h.count), {}, "_count");
+  w.histogram("batch_wait_seconds", "Seconds the consumer waited for each batch (0 when it was ready).",
+              stats.batch_wait);
   return w.take();
 }
 
