@@ -14,12 +14,14 @@ from ._conveyor import (
     ConfigError,
     CudaError,
     Dataset,
+    DeadlineExceeded,
     DecodeError,
     Error,
     FileList,
     ImageFolder,
     InMemory,
     IoError,
+    Overloaded,
     SampleError,
     ShardDataset,
     TarShards,
@@ -29,12 +31,13 @@ from ._conveyor import (
 from ._decode import decode_image
 from ._loader import Loader, Skipped
 from ._open import open_dataset
+from ._preprocessor import Preprocessor
 from ._transforms import ImageAugment, RawTensor
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConfigError", "CudaError", "Dataset", "DecodeError", "Error", "FileList", "ImageAugment", "ImageFolder",
-    "InMemory", "IoError", "Loader", "RawTensor", "SampleError", "ShardDataset", "Skipped", "TarShards",
-    "TFRecordDataset", "decode_image", "has_cuda_backend", "open_dataset",
+    "ConfigError", "CudaError", "Dataset", "DeadlineExceeded", "DecodeError", "Error", "FileList", "ImageAugment",
+    "ImageFolder", "InMemory", "IoError", "Loader", "Overloaded", "Preprocessor", "RawTensor", "SampleError",
+    "ShardDataset", "Skipped", "TarShards", "TFRecordDataset", "decode_image", "has_cuda_backend", "open_dataset",
 ]

@@ -19,10 +19,12 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -47,6 +49,8 @@ PyObject* io_error_type = nullptr;      // (Error, OSError)
 PyObject* decode_error_type = nullptr;  // (Error, ValueError)
 PyObject* sample_error_type = nullptr;  // (Error): index, path, reason
 PyObject* cuda_error_type = nullptr;    // (Error)
+PyObject* overloaded_type = nullptr;    // (Error)
+PyObject* deadline_type = nullptr;      // (Error, TimeoutError)
 
 PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const char* doc) {
   const std::string qualified = std::string("conveyor.") + name;
@@ -80,6 +84,10 @@ void translate(const std::exception_ptr& p, void*) {
   } catch (const conveyor::CudaError& e) {
     raise(cuda_error_type, e.what(), {{"call", nb::str(e.call().c_str())}});
 #endif
+  } catch (const conveyor::Overloaded& e) {
+    raise(overloaded_type, e.what());
+  } catch (const conveyor::DeadlineExceeded& e) {
+    raise(deadline_type, e.what());
   } catch (const conveyor::Error& e) {
     raise(error_type, e.what());
   }
@@ -545,6 +553,105 @@ class Loader {
   std::optional<std::uint64_t> local_rank_;
 };
 
+// --- the request path ------------------------------------------------------------------------------
+
+/// conveyor::Preprocessor over the type-erased transform, for services: one call per request.
+class Preprocessor {
+ public:
+  Preprocessor(const Transform& transform, std::size_t max_images, std::size_t lanes, std::size_t max_waiting,
+               int workers, std::size_t prefetch, int device, std::uintptr_t stream, const std::string& decode,
+               std::optional<double> gpu_share)
+      : pid_(getpid()) {
+    conveyor::PipelineOptions o;
+    o.workers = workers;
+    o.prefetch = prefetch;
+    o.device = device;
+    o.stream = reinterpret_cast<CUstream_st*>(stream);
+    if (decode == "cpu")
+      o.decode = conveyor::JpegDecode::cpu;
+    else if (decode == "gpu")
+      o.decode = conveyor::JpegDecode::gpu;
+    else if (decode == "auto")
+      o.decode = conveyor::JpegDecode::adaptive;
+    else
+      throw conveyor::ConfigError("Preprocessor: decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
+    o.gpu_share = gpu_share.value_or(o.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0);
+    nb::gil_scoped_release release;
+    pre_ = std::make_unique<Impl>(transform.any, conveyor::PreprocessorOptions{max_images, lanes, max_waiting, o});
+  }
+  Preprocessor(const Preprocessor&) = delete;
+  Preprocessor& operator=(const Preprocessor&) = delete;
+  ~Preprocessor() {
+    if (getpid() != pid_) (void)pre_.release();  // after fork(): its threads are not here; leak, never join
+    nb::gil_scoped_release release;
+    pre_.reset();
+  }
+
+  /// One request: its images' bytes, read without a copy while the call lasts. Waits without the
+  /// GIL, seeing Ctrl-C every 50 ms (which cancels the request).
+  Batch run(const std::vector<nb::bytes>& images, std::optional<double> timeout) {
+    if (getpid() != pid_)
+      throw conveyor::Error("conveyor.Preprocessor: made in process " + std::to_string(pid_) +
+                            ", its worker threads do not exist after fork(); make it in this process");
+    std::vector<std::span<const std::byte>> spans;
+    spans.reserve(images.size());
+    for (const nb::bytes& b : images) spans.emplace_back(reinterpret_cast<const std::byte*>(b.c_str()), b.size());
+    const auto deadline = timeout ? std::chrono::steady_clock::now() +
+                                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                            std::chrono::duration<double>(*timeout))
+                                  : std::chrono::steady_clock::time_point::max();
+    std::optional<Impl::Pending> pending;
+    {
+      nb::gil_scoped_release release;
+      pending.emplace(pre_->submit(spans, deadline));
+    }
+    for (;;) {
+      bool ready = false;
+      {
+        nb::gil_scoped_release release;
+        const auto now = std::chrono::steady_clock::now();
+        const auto step = std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(50),
+                                                                         deadline - std::min(deadline, now));
+        ready = pending->wait_for(step) || std::chrono::steady_clock::now() >= deadline;
+      }
+      if (ready) break;
+      if (PyErr_CheckSignals() != 0) {
+        nb::gil_scoped_release release;
+        pending.reset();  // cancelled: its lane goes back
+        throw nb::python_error();
+      }
+    }
+    nb::gil_scoped_release release;
+    return Batch(pending->get(deadline));
+  }
+
+  [[nodiscard]] nb::dict stats() const {
+    const conveyor::PreprocessorStats s = pre_->stats();
+    nb::dict d;
+    d["requests"] = s.requests;
+    d["images"] = s.images;
+    d["failed"] = s.failed;
+    d["overloaded"] = s.overloaded;
+    d["deadline_exceeded"] = s.deadline_exceeded;
+    d["cancelled"] = s.cancelled;
+    d["in_flight"] = s.in_flight;
+    d["waiting"] = s.waiting;
+    d["lanes"] = s.lanes;
+    d["latency_count"] = s.latency.count;
+    d["latency_seconds_sum"] = s.latency.sum;
+    d["pipelines"] = nb::module_::import_("json").attr("loads")(s.pipelines.json());
+    return d;
+  }
+  [[nodiscard]] std::string prometheus(const std::vector<std::pair<std::string, std::string>>& labels) const {
+    return conveyor::prometheus_text(pre_->stats(), labels);
+  }
+
+ private:
+  using Impl = conveyor::Preprocessor<conveyor::AnyTransform>;
+  std::unique_ptr<Impl> pre_;
+  pid_t pid_;
+};
+
 bool has_cuda_backend() { return conveyor::detail::cuda_backend_factory().load() != nullptr; }
 
 }  // namespace
@@ -562,6 +669,10 @@ NB_MODULE(_conveyor, m) {
   sample_error_type = new_exception(m, "SampleError", error_type,
                                     "A sample failed under on_error='raise': .index, .path and .reason name it.");
   cuda_error_type = new_exception(m, "CudaError", error_type, "A CUDA call failed; .call names it.");
+  overloaded_type = new_exception(m, "Overloaded", error_type,
+                                  "A request refused: max_waiting requests already wait for a lane.");
+  deadline_type = new_exception(m, "DeadlineExceeded", nb::make_tuple(nb::handle(error_type), nb::handle(PyExc_TimeoutError)).release().ptr(),
+                                "A request not done within its timeout (refused or cancelled).");
   nb::register_exception_translator(translate);
 
   nb::class_<Dataset>(m, "Dataset")
@@ -671,5 +782,13 @@ NB_MODULE(_conveyor, m) {
       .def("slots_held", &Loader::slots_held)
       .def_prop_ro("local_rank", &Loader::local_rank)
       .def_prop_ro("dataset_size", &Loader::dataset_size);
+  nb::class_<Preprocessor>(m, "Preprocessor")
+      .def(nb::init<const Transform&, std::size_t, std::size_t, std::size_t, int, std::size_t, int, std::uintptr_t,
+                    const std::string&, std::optional<double>>(),
+           "transform"_a, "max_images"_a, "lanes"_a, "max_waiting"_a, "workers"_a, "prefetch"_a, "device"_a, "stream"_a,
+           "decode"_a, "gpu_share"_a)
+      .def("run", &Preprocessor::run, "images"_a, "timeout"_a = nb::none())
+      .def("stats", &Preprocessor::stats)
+      .def("prometheus", &Preprocessor::prometheus, "labels"_a);
   m.def("has_cuda_backend", &has_cuda_backend, "Whether this build can make loaders on a CUDA device.");
 }

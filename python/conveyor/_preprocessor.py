@@ -1,0 +1,51 @@
+"""conveyor.Preprocessor: the request path for inference services."""
+from typing import Any, Dict, Optional, Sequence
+
+from . import _conveyor
+from ._loader import Loader, _device_index, _stream_handle
+from ._transforms import ImageAugment, RawTensor
+
+
+class Preprocessor:
+    """Turns one request's encoded images into one normalised batch, on the CPU or ready on a
+    CUDA stream, with the same workers, slots, streams and kernels as `Loader`:
+
+        pre = conveyor.Preprocessor(max_images=32, lanes=4, workers=16, device="cuda")
+        images = pre([jpeg_bytes, ...])       # a torch tensor [n, 3, 224, 224], from any thread
+
+    `transform` defaults to `ImageAugment.eval()` (Resize 256, CenterCrop 224, normalize). Up to
+    `lanes` requests are prepared at once, each by its lane's `workers` threads (so up to
+    `lanes * workers` threads exist; idle ones sleep). A call waits for a free lane; past
+    `max_waiting` waiting calls it raises `Overloaded` at once, and past `timeout` seconds
+    `DeadlineExceeded` (a `TimeoutError`), cancelling the request. A bad image raises `SampleError`
+    with `.index` its position in the request; other requests are not affected. The images are
+    read while the call lasts (bytes; other buffers are copied to bytes first). The tensor views
+    the lane's memory: a lane holds `prefetch` batches, so `.clone()` what you keep for long.
+    """
+
+    def __init__(self, transform: Optional[ImageAugment] = None, max_images: int = 32, lanes: int = 2,
+                 max_waiting: int = 64, workers: int = -1, prefetch: int = 3, device: Any = "cpu",
+                 stream: Any = None, decode: str = "cpu", gpu_share: Optional[float] = None,
+                 output: Optional[str] = None):
+        self.transform = transform if transform is not None else ImageAugment.eval()
+        if isinstance(self.transform, RawTensor):
+            raise _conveyor.ConfigError("Preprocessor: a request holds encoded images: use an ImageAugment")
+        self.max_images = max_images
+        index = _device_index(device, False)
+        self._impl = _conveyor.Preprocessor(
+            self.transform._native(), max_images=max_images, lanes=lanes, max_waiting=max_waiting, workers=workers,
+            prefetch=prefetch, device=index, stream=_stream_handle(stream), decode=decode, gpu_share=gpu_share)
+        self._convert = Loader._converter(output, index != -1)
+
+    def __call__(self, images: Sequence[Any], timeout: Optional[float] = None):
+        """The batch of `images` (1 to max_images encoded images), within `timeout` seconds."""
+        data = [b if isinstance(b, bytes) else bytes(b) for b in images]
+        return self._convert(self._impl.run(data, timeout).images)
+
+    def stats(self) -> Dict[str, Any]:
+        """Request outcomes, requests in flight and waiting, and the lanes' summed pipeline stats."""
+        return self._impl.stats()
+
+    def metrics(self, **labels: str) -> str:
+        """`stats()` in Prometheus' text exposition format, every sample labelled with `labels`."""
+        return self._impl.prometheus(sorted((k, str(v)) for k, v in labels.items()))
