@@ -4,13 +4,24 @@
 //
 //   conveyor-latency --data DIR [--device cpu|cuda] [--workers N] [--lanes L] [--sizes 1,8,32]
 //                    [--clients 1,32] [--requests R] [--files K] [--size PX] [--dtype u8|f32|f16|bf16]
-//                    [--decode cpu|gpu|auto] [--gpu-share F] [--seed S] [--json FILE]
+//                    [--decode cpu|gpu|auto] [--gpu-share F] [--seed S] [--json FILE] [--table]
+//                    [--soak N [--bad F] [--cancel F]]
 //
 // Each client sends R requests back to back, each of `size` images drawn from the first K files
 // of DIR (read into memory first). The eval preset: Resize(size * 256 / 224), CenterCrop(size),
 // normalize, NCHW. One line per (size, clients):
 //   size 32, clients 1: 500 requests, p50 3.1 ms, p99 4.0 ms, max 5.2 ms, 10321 img/s
-// so the last line is the last configuration's.
+// so the last line is the last configuration's. --table prints, before each line, the lanes'
+// pipeline table (worker time per stage, upload, kernel and submit time per batch) and the mean
+// wait for a lane.
+//
+// --soak N: instead, the clients (the largest --clients) send N requests of 1 to the largest
+// --sizes images in all, a share --bad (default 0.01) with one truncated image at a random
+// position and a share --cancel (0.01) dropped before their batch is taken. Every answer is
+// checked image by image against that file's own batch, every refusal for its position and
+// reason; the resident set size at every tenth of the requests, the slots still held and the
+// requests in flight are reported last. Exit status 1 on any wrong answer, leaked slot or
+// request left in flight.
 
 #include <conveyor/conveyor.hpp>
 
@@ -25,6 +36,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <span>
@@ -32,6 +44,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -50,13 +64,17 @@ struct Args {
   double gpu_share = 1.0;
   std::uint64_t seed = 0;
   std::string json;
+  bool table = false;
+  std::size_t soak = 0;
+  double bad = 0.01, cancel = 0.01;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "conveyor-latency: " << why << "\n"
             << "usage: conveyor-latency --data DIR [--device cpu|cuda] [--workers N] [--lanes L] [--sizes 1,8,32]\n"
             << "         [--clients 1,32] [--requests R] [--files K] [--size PX] [--dtype u8|f32|f16|bf16]\n"
-            << "         [--decode cpu|gpu|auto] [--gpu-share F] [--seed S] [--json FILE]\n";
+            << "         [--decode cpu|gpu|auto] [--gpu-share F] [--seed S] [--json FILE] [--table]\n"
+            << "         [--soak N [--bad F] [--cancel F]]\n";
   std::exit(2);
 }
 
@@ -98,6 +116,10 @@ Args parse(int argc, char** argv) {
     else if (flag == "--size") a.size = static_cast<int>(to_uint(flag, value()));
     else if (flag == "--seed") a.seed = to_uint(flag, value());
     else if (flag == "--json") a.json = value();
+    else if (flag == "--table") a.table = true;
+    else if (flag == "--soak") a.soak = static_cast<std::size_t>(to_uint(flag, value()));
+    else if (flag == "--bad") a.bad = std::strtod(value().c_str(), nullptr);
+    else if (flag == "--cancel") a.cancel = std::strtod(value().c_str(), nullptr);
     else if (flag == "--gpu-share") a.gpu_share = std::strtod(value().c_str(), nullptr);
     else if (flag == "--dtype") {
       const std::string v = value();
@@ -169,6 +191,104 @@ CUstream_st* consumer_stream([[maybe_unused]] const Args& a) {
   return nullptr;
 }
 
+/// A batch's images on the host, once its work on `stream` is done.
+std::vector<std::byte> host_images(const conveyor::Batch& b, [[maybe_unused]] CUstream_st* stream) {
+  const conveyor::TensorView& t = b.images();
+  std::vector<std::byte> out(t.nbytes());
+  if (t.device.kind == conveyor::Device::Kind::cpu) {
+    std::memcpy(out.data(), t.data, out.size());
+  } else {
+#if CONVEYOR_CUDA_COMPILATION()
+    CONVEYOR_CUDA_TRY(cudaMemcpyAsync(out.data(), t.data, out.size(), cudaMemcpyDeviceToHost, stream));
+    CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
+#endif
+  }
+  return out;
+}
+
+double rss_mb() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return double(resident) * double(sysconf(_SC_PAGESIZE)) / 1e6;
+}
+
+/// --soak: see the file's comment.
+int soak(const Args& a, const std::vector<conveyor::ByteBuffer>& files, const conveyor::ImageAugment& eval,
+         CUstream_st* stream, std::size_t lanes) {
+  const std::size_t clients = *std::max_element(a.clients.begin(), a.clients.end());
+  const std::size_t max_images = *std::max_element(a.sizes.begin(), a.sizes.end());
+  conveyor::Preprocessor pre(eval, {.max_images = max_images, .lanes = lanes, .max_waiting = clients + 1,
+                                    .pipeline = {.workers = a.workers, .seed = a.seed,
+                                                 .device = a.device == "cuda" ? 0 : conveyor::cpu_device,
+                                                 .stream = stream}});
+  std::vector<std::uint64_t> reference(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::vector<std::span<const std::byte>> one{files[i].span()};
+    reference[i] = conveyor::fnv1a64(host_images(pre(one), stream));
+  }
+  std::atomic<std::size_t> next{0}, answered{0}, wrong{0}, refused{0}, misrefused{0}, cancelled{0};
+  std::vector<std::atomic<double>> rss(10);  // at each tenth of the requests
+  std::vector<std::thread> threads;
+  for (std::size_t c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      conveyor::CounterRng rng(a.seed, 1000 + c, 0, conveyor::RngOp::user);
+      std::vector<std::size_t> picks;
+      std::vector<std::span<const std::byte>> req;
+      std::vector<std::byte> truncated;
+      try {
+        for (std::size_t r; (r = next++) < a.soak;) {
+          if (a.soak >= 10 && r % (a.soak / 10) == 0 && r / (a.soak / 10) < 10) rss[r / (a.soak / 10)] = rss_mb();
+          const std::size_t n = 1 + rng.below(max_images);
+          picks.resize(n);
+          req.resize(n);
+          for (std::size_t k = 0; k < n; ++k) req[k] = files[picks[k] = rng.below(files.size())].span();
+          const bool bad = rng.uniform() < a.bad;
+          const std::size_t at = bad ? rng.below(n) : n;
+          if (bad) {  // a header and part of the entropy-coded data: the decoder runs out
+            truncated.assign(req[at].begin(), req[at].begin() + std::min<std::size_t>(req[at].size(), 300));
+            req[at] = truncated;
+          }
+          if (rng.uniform() < a.cancel) {
+            auto pending = pre.submit(req);
+            if (rng.below(2)) (void)pending.wait_for(std::chrono::microseconds(rng.below(3000)));
+            ++cancelled;
+            continue;
+          }
+          try {
+            const conveyor::Batch b = pre(req);
+            if (bad) {
+              ++misrefused;
+              continue;
+            }
+            const std::vector<std::byte> bytes = host_images(b, stream);
+            const std::size_t each = bytes.size() / n;
+            bool ok = b.size() == n;
+            for (std::size_t k = 0; ok && k < n; ++k)
+              ok = conveyor::fnv1a64(std::span(bytes).subspan(k * each, each)) == reference[picks[k]];
+            ++(ok ? answered : wrong);
+          } catch (const conveyor::SampleError& e) {
+            ++(bad && e.index() == at && !e.reason().empty() ? refused : misrefused);
+          }
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "conveyor-latency: soak client %zu: %s\n", c, e.what());
+        ++wrong;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  const conveyor::PreprocessorStats st = pre.stats();
+  std::printf("soak: %zu requests from %zu clients: %zu answered right, %zu wrong; %zu bad refused with their "
+              "position and reason, %zu not; %zu cancelled\n",
+              a.soak, clients, answered.load(), wrong.load(), refused.load(), misrefused.load(), cancelled.load());
+  std::string tenths;
+  for (std::size_t i = 1; i < rss.size(); ++i) tenths += std::to_string(static_cast<int>(rss[i].load() + 0.5)) + " ";
+  std::printf("soak: RSS in MB at each tenth from 10 %%: %sand %.0f at the end; %zu slots held, %zu requests in "
+              "flight, %llu counted cancelled\n",
+              tenths.c_str(), rss_mb(), st.slots_held, st.in_flight, static_cast<unsigned long long>(st.cancelled));
+  return wrong || misrefused || st.slots_held || st.in_flight ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,6 +308,7 @@ int main(int argc, char** argv) {
     const std::size_t lanes = a.lanes ? a.lanes : std::min<std::size_t>(most_clients, 4);
 
     CUstream_st* const stream = consumer_stream(a);
+    if (a.soak) return soak(a, files, eval, stream, lanes);
     std::string json = "[";
     for (std::size_t clients : a.clients) {
       for (std::size_t size : a.sizes) {
@@ -238,6 +359,13 @@ int main(int argc, char** argv) {
         const double p50 = 1e3 * percentile(all, 0.5), p99 = 1e3 * percentile(all, 0.99),
                      worst = 1e3 * *std::max_element(all.begin(), all.end());
         const double rate = double(all.size() * size) / wall;
+        if (a.table) {
+          const conveyor::PreprocessorStats st = pre.stats();
+          std::printf("%s", st.pipelines.table().c_str());
+          std::printf("lane wait: %.3f ms mean over %llu requests\n",
+                      st.queue_wait.count ? 1e3 * st.queue_wait.sum / double(st.queue_wait.count) : 0.0,
+                      static_cast<unsigned long long>(st.queue_wait.count));
+        }
         std::printf("size %zu, clients %zu: %zu requests, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %.0f img/s\n", size,
                     clients, all.size(), p50, p99, worst, rate);
         std::fflush(stdout);

@@ -637,6 +637,7 @@ class Preprocessor {
     d["in_flight"] = s.in_flight;
     d["waiting"] = s.waiting;
     d["lanes"] = s.lanes;
+    d["slots_held"] = s.slots_held;
     d["latency_count"] = s.latency.count;
     d["latency_seconds_sum"] = s.latency.sum;
     d["pipelines"] = nb::module_::import_("json").attr("loads")(s.pipelines.json());

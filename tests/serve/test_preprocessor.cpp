@@ -219,8 +219,10 @@ TEST_CASE("a cancelled request or one past its deadline gives its lane back and 
   CHECK(st.deadline_exceeded + st.requests == 20);
   CHECK(st.deadline_exceeded > 0);
   CHECK(st.in_flight == 0);
+  CHECK(st.slots_held == 0);
   // No slot is held: two batches can be kept at once (prefetch 2), then the lane is full.
   const Batch a = pre(request), b = pre(request);
+  CHECK(pre.stats().slots_held == 2);
   CHECK(holds(a, refs, 0, 8));
   CHECK(holds(b, refs, 0, 8));
   CHECK_THROWS_AS(pre(request, std::chrono::steady_clock::now() + 50ms), DeadlineExceeded);

@@ -34,6 +34,7 @@ inline namespace v0 {
   w.metric("requests_in_flight", "gauge", "Requests on a lane now.", double(stats.in_flight));
   w.metric("requests_waiting", "gauge", "Requests waiting for a lane now.", double(stats.waiting));
   w.metric("lanes", "gauge", "Lanes: requests prepared at once.", double(stats.lanes));
+  w.metric("slots_held", "gauge", "Delivered batches still held by their callers.", double(stats.slots_held));
   w.histogram("request_latency_seconds", "Seconds from submit to the batch handed out, answered requests.",
               stats.latency);
   w.histogram("request_queue_wait_seconds", "Seconds from submit to a lane, requests that got one.",

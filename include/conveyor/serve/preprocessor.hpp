@@ -89,6 +89,7 @@ struct PreprocessorStats {
   std::size_t in_flight = 0;            ///< requests on a lane now
   std::size_t waiting = 0;              ///< callers waiting for a lane now
   std::size_t lanes = 0;
+  std::size_t slots_held = 0;           ///< delivered batches still held, over all lanes
   LatencyHistogram latency;     ///< submit to the batch handed out, answered requests
   LatencyHistogram queue_wait;  ///< submit to a lane, requests that got one
   PipelineStats pipelines;      ///< workers, images, stages, bytes and device times of all lanes
@@ -249,7 +250,10 @@ class Preprocessor {
       for (const auto& l : lanes_) st.in_flight += l->busy;
     }
     st.lanes = lanes_.size();
-    for (const auto& l : lanes_) add(st.pipelines, l->pipe.stats());
+    for (const auto& l : lanes_) {
+      add(st.pipelines, l->pipe.stats());
+      st.slots_held += l->pipe.slots_held();
+    }
     return st;
   }
 
@@ -350,6 +354,8 @@ class Preprocessor {
     sum.bytes_uploaded += s.bytes_uploaded;
     sum.h2d_seconds += s.h2d_seconds;
     sum.kernel_seconds += s.kernel_seconds;
+    sum.kernel_max_seconds = std::max(sum.kernel_max_seconds, s.kernel_max_seconds);
+    sum.gpu_decode_call_seconds += s.gpu_decode_call_seconds;
     sum.gpu_decoded += s.gpu_decoded;
     sum.gpu_decode_seconds += s.gpu_decode_seconds;
     sum.submit_seconds += s.submit_seconds;
