@@ -336,6 +336,19 @@ using SkippedRecord = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, st
 
 // --- the loader -----------------------------------------------------------------------------------
 
+/// `decode` ("cpu", "gpu", "auto") and the share to start from (auto: 0.5; gpu: 1) into `o`.
+void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string& decode, std::optional<double> gpu_share) {
+  if (decode == "cpu")
+    o.decode = conveyor::JpegDecode::cpu;
+  else if (decode == "gpu")
+    o.decode = conveyor::JpegDecode::gpu;
+  else if (decode == "auto")
+    o.decode = conveyor::JpegDecode::adaptive;
+  else
+    throw conveyor::ConfigError(std::string(who) + ": decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
+  o.gpu_share = gpu_share.value_or(o.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0);
+}
+
 /// What a loader and its live epoch share: the pipeline lives until both are gone.
 struct Core {
   std::unique_ptr<conveyor::AnyPipeline> pipe;
@@ -455,15 +468,7 @@ class Loader {
       o.on_error = conveyor::OnError::skip;
     else
       throw conveyor::ConfigError("Loader: on_error must be 'raise' or 'skip', got '" + on_error + "'");
-    if (decode == "cpu")
-      o.decode = conveyor::JpegDecode::cpu;
-    else if (decode == "gpu")
-      o.decode = conveyor::JpegDecode::gpu;
-    else if (decode == "auto")
-      o.decode = conveyor::JpegDecode::adaptive;
-    else
-      throw conveyor::ConfigError("Loader: decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
-    o.gpu_share = gpu_share.value_or(o.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0);
+    set_decode(o, "Loader", decode, gpu_share);
     conveyor::AnyDataset data = dataset.use();
     const std::uint64_t n = data.size();
     std::optional<conveyor::AnySampler> sampler;
@@ -567,15 +572,7 @@ class Preprocessor {
     o.prefetch = prefetch;
     o.device = device;
     o.stream = reinterpret_cast<CUstream_st*>(stream);
-    if (decode == "cpu")
-      o.decode = conveyor::JpegDecode::cpu;
-    else if (decode == "gpu")
-      o.decode = conveyor::JpegDecode::gpu;
-    else if (decode == "auto")
-      o.decode = conveyor::JpegDecode::adaptive;
-    else
-      throw conveyor::ConfigError("Preprocessor: decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
-    o.gpu_share = gpu_share.value_or(o.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0);
+    set_decode(o, "Preprocessor", decode, gpu_share);
     nb::gil_scoped_release release;
     pre_ = std::make_unique<Impl>(transform.any, conveyor::PreprocessorOptions{max_images, lanes, max_waiting, o});
   }

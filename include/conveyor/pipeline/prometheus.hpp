@@ -64,6 +64,11 @@ class PrometheusWriter {
     family(name, type, help);
     sample(name, value);
   }
+  /// Worker seconds per stage: one family, labelled by stage.
+  void stage_seconds(const std::vector<StageStats>& stages) {
+    family("stage_seconds_total", "counter", "Worker seconds spent in each stage, summed over workers.");
+    for (const StageStats& s : stages) sample("stage_seconds_total", s.seconds, "stage=\"" + prometheus_escape(s.name) + "\"");
+  }
   /// A histogram family: cumulative buckets, +Inf, sum and count.
   void histogram(std::string_view name, std::string_view help, const LatencyHistogram& h) {
     family(name, "histogram", help);
@@ -102,8 +107,7 @@ class PrometheusWriter {
            stats.elapsed_seconds);
   w.metric("consumer_wait_seconds_total", "counter", "Seconds the consumer waited for batches not ready yet.",
            stats.consumer_wait_seconds);
-  w.family("stage_seconds_total", "counter", "Worker seconds spent in each stage, summed over workers.");
-  for (const StageStats& s : stats.stages) w.sample("stage_seconds_total", s.seconds, "stage=\"" + detail::prometheus_escape(s.name) + "\"");
+  w.stage_seconds(stats.stages);
   w.family("stage_samples_total", "counter", "Samples through each stage.");
   for (const StageStats& s : stats.stages)
     w.sample("stage_samples_total", double(s.count), "stage=\"" + detail::prometheus_escape(s.name) + "\"");

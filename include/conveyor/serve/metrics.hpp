@@ -41,8 +41,7 @@ inline namespace v0 {
               stats.queue_wait);
   const PipelineStats& p = stats.pipelines;
   w.metric("workers", "gauge", "Worker threads of all lanes.", p.workers);
-  w.family("stage_seconds_total", "counter", "Worker seconds spent in each stage, summed over workers.");
-  for (const StageStats& s : p.stages) w.sample("stage_seconds_total", s.seconds, "stage=\"" + detail::prometheus_escape(s.name) + "\"");
+  w.stage_seconds(p.stages);
   w.metric("host_bytes", "gauge", "Host memory held by the lanes' slots, pinned arenas included.", double(p.host_bytes));
   w.metric("device_bytes", "gauge", "Device memory held by the lanes.", double(p.device_bytes));
   w.metric("h2d_seconds_total", "counter", "Device seconds of the uploads, from CUDA events.", p.h2d_seconds);
