@@ -7,7 +7,7 @@
 # distributed example where there are two GPUs, and print a summary table last. Logs go to $OUT
 # (or ./gpu-check-out).
 #
-#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats|decode]  # from the repository root; default all
+#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats|decode|serve]  # from the repository root; default all
 #
 # check: the tests, the sanitizers, the checksums, the distributed and libtorch examples, the
 # Python package (built with pip into a venv that sees the machine's torch) with its tests and
@@ -21,9 +21,12 @@
 # decode (part of perf): GPU JPEG decoding: its tests (and under compute-sanitizer), the engines'
 # ceiling alone, img/s and CPU core-seconds per image for decode cpu, gpu and auto at 1, 2, 4, 8
 # and 16 workers, and torchvision's decode_jpeg(device="cuda") with v2 transforms beside them;
+# serve (part of perf): the request path: its GPU tests (and under memcheck), conveyor-latency
+# for requests of 1, 8 and 32 images from 1 and 32 clients, torchvision's PIL and
+# decode_jpeg(device="cuda") paths beside them, and a soak of 100,000 requests;
 # profile (not part of all): Nsight Compute counters of one fused-kernel launch per dtype, as
 # RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
-# check and perf take 5-8 minutes each on an H200 with 16 cores, profile about 2.
+# check and perf take 5-8 minutes each on an H200 with 16 cores, profile about 2, serve about 4.
 #
 # Build dependencies the machine lacks (Catch2, Google Benchmark; DLPack's header and libpng where
 # it has none: their Debian packages unpacked beside the others) are found through CONVEYOR_DEPS
@@ -44,8 +47,8 @@ export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build=build-gpu
 part=${1:-all}
-case $part in all | check | perf | distributed | profile | python | formats | decode) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats|decode]" >&2; exit 2 ;; esac
-want() { [ "$part" = all ] || [ "$part" = "$1" ] || { { [ "$1" = formats ] || [ "$1" = decode ]; } && [ "$part" = perf ]; }; }
+case $part in all | check | perf | distributed | profile | python | formats | decode | serve) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats|decode|serve]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ] || { { [ "$1" = formats ] || [ "$1" = decode ] || [ "$1" = serve ]; } && [ "$part" = perf ]; }; }
 declare -A result
 
 step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
@@ -92,6 +95,7 @@ targets=()
 [ "$part" = python ] && targets=(--target conveyor-bench conveyor-make-dataset)
 [ "$part" = formats ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset conveyor-pack)
 [ "$part" = decode ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset bench_nvjpeg)
+[ "$part" = serve ] && targets=(--target conveyor_cuda_tests conveyor-latency conveyor-make-dataset)
 step build cmake --build $build -j "$(nproc)" "${targets[@]}"
 [ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
 bench=$build/tools/conveyor-bench
@@ -102,7 +106,7 @@ if [ "$part" != profile ]; then
   if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
     [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
       --out "$inet" --count 5000 --classes 100 --seed 1
-    [ -d "$inet10" ] || [ "$part" = formats ] || [ "$part" = decode ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
+    [ -d "$inet10" ] || [ "$part" = formats ] || [ "$part" = decode ] || [ "$part" = serve ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
       --count 5000 --classes 10 --seed 2 > /dev/null
   else
     not_run make_dataset "no test photos at $CONVEYOR_TEST_DATA/photos: no throughput, training or distributed runs"
@@ -113,7 +117,8 @@ torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_pa
 # torch, nanobind and scikit-build-core), once per machine by check or perf, whichever runs
 # first; DLPack's header from CONVEYOR_DEPS.
 python=
-if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats ] && [ "$part" != decode ]; then
+if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats ] && [ "$part" != decode ] &&
+   [ "$part" != serve ]; then
   if ! python3 -c 'import conveyor._conveyor' 2> /dev/null; then
     step python_install env CMAKE_PREFIX_PATH="$deps/usr" python3 -m pip install --no-build-isolation --no-index \
       --no-deps . --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90
@@ -334,6 +339,32 @@ elif want decode; then
   done
 fi
 
+# The request path: its tests, latency from bytes in memory to the batch ready on the consumer's
+# stream (eval preset, bf16), one lane of 14 workers for one client and 16 lanes of one worker for
+# 32 (the best of the lanes x workers sweep in RESULTS.md), torchvision's two paths on the same
+# files, and the soak.
+if want serve && [ ! -d "$inet" ]; then
+  not_run serve "no ImageNet-like set"
+elif want serve; then
+  tests=$build/tests/cuda/conveyor_cuda_tests
+  latency=$build/tools/conveyor-latency
+  step serve_tests "$tests" "[serve]"
+  step serve_sanitize_memcheck timeout "${CONVEYOR_SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool memcheck \
+    --error-exitcode 99 --print-limit 20 "$tests" "[serve]"
+  step latency_1_client "$latency" --data "$inet" --device cuda --workers 14 --lanes 1 --sizes 1,8,32 --clients 1 --requests 200
+  step latency_32_clients "$latency" --data "$inet" --device cuda --workers 1 --lanes 16 --sizes 1,8,32 --clients 32 --requests 50
+  if [ -z "$torch_prefix" ]; then
+    not_run latency_torchvision "PyTorch not found by python3"
+  else
+    step latency_torchvision env PYTHONUNBUFFERED=1 python3 -W ignore benchmarks/compare/latency_torchvision.py \
+      --data "$inet" --paths cuda,pil --sizes 1,8,32 --clients 1 --requests 100
+  fi
+  step soak "$latency" --data "$inet" --device cuda --workers 2 --lanes 8 --sizes 8 --clients 32 --soak 100000
+  for s in latency_1_client latency_32_clients latency_torchvision soak; do
+    [ -f "$logs/$s.log" ] && result[$s]="${result[$s]} $(tail -n 1 "$logs/$s.log")"
+  done
+fi
+
 # Nsight Compute on one launch of the fused kernel per dtype (the benchmark's synthetic windows),
 # at the GPU's own clocks, so the times stay comparable with the benchmark's.
 if [ "$part" = profile ]; then
@@ -383,6 +414,9 @@ fi
   cat "$out/decode_curve.md" 2> /dev/null
   grep -E 'img/s$' "$logs/bench_nvjpeg.log" 2> /dev/null
   grep -h 'jpeg (device)' "$logs"/decode_*.log 2> /dev/null | head -n 3
+  echo
+  cat "$logs"/latency_*.log 2> /dev/null | grep -E 'size [0-9]+, clients'
+  cat "$logs/soak.log" 2> /dev/null
   echo
   grep -hE '^epoch|^distributed' "$logs"/distributed*.log 2> /dev/null
   grep -E '^loss|img/s|^h2d|^kernel' "$logs/libtorch_train.log" 2> /dev/null

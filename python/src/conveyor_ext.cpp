@@ -628,6 +628,7 @@ class Preprocessor {
     d["requests"] = s.requests;
     d["images"] = s.images;
     d["failed"] = s.failed;
+    d["errors"] = s.errors;
     d["overloaded"] = s.overloaded;
     d["deadline_exceeded"] = s.deadline_exceeded;
     d["cancelled"] = s.cancelled;

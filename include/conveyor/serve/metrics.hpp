@@ -24,9 +24,11 @@ inline namespace v0 {
                                                  const std::vector<std::pair<std::string, std::string>>& labels = {},
                                                  std::string_view prefix = "conveyor_") {
   detail::PrometheusWriter w(prefix, labels);
-  w.family("requests_total", "counter", "Requests by outcome: answered, bad_image, overloaded, deadline, cancelled.");
+  w.family("requests_total", "counter",
+           "Requests by outcome: answered, bad_image, error, overloaded, deadline, cancelled.");
   w.sample("requests_total", double(stats.requests), "outcome=\"answered\"");
   w.sample("requests_total", double(stats.failed), "outcome=\"bad_image\"");
+  w.sample("requests_total", double(stats.errors), "outcome=\"error\"");
   w.sample("requests_total", double(stats.overloaded), "outcome=\"overloaded\"");
   w.sample("requests_total", double(stats.deadline_exceeded), "outcome=\"deadline\"");
   w.sample("requests_total", double(stats.cancelled), "outcome=\"cancelled\"");

@@ -83,6 +83,7 @@ struct PreprocessorStats {
   std::uint64_t requests = 0;           ///< answered with a batch
   std::uint64_t images = 0;             ///< in those
   std::uint64_t failed = 0;             ///< refused for a bad image
+  std::uint64_t errors = 0;             ///< failed otherwise (a device failure, say)
   std::uint64_t overloaded = 0;         ///< refused: the queue was full
   std::uint64_t deadline_exceeded = 0;  ///< refused or cancelled at their deadline
   std::uint64_t cancelled = 0;          ///< dropped by their caller before their batch was taken
@@ -177,7 +178,7 @@ class Preprocessor {
       check();
       Preprocessor* p = std::exchange(p_, nullptr);
       Lane& lane = *lane_;
-      Outcome how = Outcome::failed;
+      Outcome how = Outcome::error;
       try {
         if (deadline != Clock::time_point::max() && !lane.it->wait_ready(deadline - std::min(deadline, Clock::now()))) {
           how = Outcome::deadline;
@@ -187,6 +188,9 @@ class Preprocessor {
         Batch b = **lane.it;
         p->release(lane, Outcome::answered, submitted_, b.size());
         return b;
+      } catch (const SampleError&) {
+        p->release(lane, Outcome::failed, submitted_, 0);
+        throw;
       } catch (...) {
         p->release(lane, how, submitted_, 0);
         throw;
@@ -215,8 +219,8 @@ class Preprocessor {
       throw ConfigError("Preprocessor::submit: the request has " + std::to_string(images.size()) +
                         " images, more than max_images = " + std::to_string(o_.max_images));
     Lane* lane = acquire(deadline);
-    lane->images.set(images);
     try {
+      lane->images.set(images);
       lane->pipe.set_epoch(lane->epoch++);
       lane->it.emplace(lane->pipe.begin());
     } catch (...) {
@@ -258,7 +262,7 @@ class Preprocessor {
   }
 
  private:
-  enum class Outcome { answered, failed, deadline, cancelled };
+  enum class Outcome { answered, failed, error, deadline, cancelled };
 
   struct Lane {
     Lane(const T& transform, const PreprocessorOptions& o)
@@ -330,6 +334,7 @@ class Preprocessor {
           latency_.observe(seconds_since(submitted));
           break;
         case Outcome::failed: ++counters_.failed; break;
+        case Outcome::error: ++counters_.errors; break;
         case Outcome::deadline: ++counters_.deadline_exceeded; break;
         case Outcome::cancelled: ++counters_.cancelled; break;
       }
