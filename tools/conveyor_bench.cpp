@@ -16,6 +16,7 @@
 #include <conveyor/core/clock.hpp>
 
 #include "dataset_arg.hpp"
+#include "host_copy.hpp"
 #if CONVEYOR_CUDA_COMPILATION()  // built by nvcc when the CUDA backend is on: --device cuda works
 #include <conveyor/cuda/all.cuh>
 #endif
@@ -24,7 +25,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -175,20 +175,6 @@ std::string_view npy_descr(conveyor::DType t) {
   return "|u1";
 }
 
-/// The bytes of a batch tensor, on the host (a blocking copy for device tensors: for --checksum
-/// and --dump only).
-std::vector<std::byte> to_host(const conveyor::TensorView& t) {
-  std::vector<std::byte> out(t.nbytes());
-  if (t.device.kind == conveyor::Device::Kind::cpu) {
-    std::memcpy(out.data(), t.data, out.size());
-  } else {
-#if CONVEYOR_CUDA_COMPILATION()
-    CONVEYOR_CUDA_TRY(cudaMemcpy(out.data(), t.data, out.size(), cudaMemcpyDeviceToHost));
-#endif
-  }
-  return out;
-}
-
 void wait_for_device([[maybe_unused]] const Args& a) {
 #if CONVEYOR_CUDA_COMPILATION()
   if (a.device == "cuda") CONVEYOR_CUDA_TRY(cudaDeviceSynchronize());
@@ -213,7 +199,8 @@ int run(Pipeline& pipe, const Args& a) {
       }
       if (!a.checksum && a.dump.empty()) continue;
       const conveyor::TensorView& im = b.images();
-      const std::vector<std::byte> images = to_host(im), labels = to_host(b.labels());
+      // Blocking copies on the batches' stream (the legacy default): for --checksum and --dump only.
+      const std::vector<std::byte> images = conveyor_tools::to_host(im), labels = conveyor_tools::to_host(b.labels());
       if (a.checksum) {
         std::uint64_t h = conveyor::fnv1a64(images);
         h = conveyor::fnv1a64(labels, h);

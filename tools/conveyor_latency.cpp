@@ -26,6 +26,7 @@
 #include <conveyor/conveyor.hpp>
 
 #include "dataset_arg.hpp"
+#include "host_copy.hpp"
 #if CONVEYOR_CUDA_COMPILATION()
 #include <conveyor/cuda/all.cuh>
 #endif
@@ -36,7 +37,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <span>
@@ -191,21 +191,6 @@ CUstream_st* consumer_stream([[maybe_unused]] const Args& a) {
   return nullptr;
 }
 
-/// A batch's images on the host, once its work on `stream` is done.
-std::vector<std::byte> host_images(const conveyor::Batch& b, [[maybe_unused]] CUstream_st* stream) {
-  const conveyor::TensorView& t = b.images();
-  std::vector<std::byte> out(t.nbytes());
-  if (t.device.kind == conveyor::Device::Kind::cpu) {
-    std::memcpy(out.data(), t.data, out.size());
-  } else {
-#if CONVEYOR_CUDA_COMPILATION()
-    CONVEYOR_CUDA_TRY(cudaMemcpyAsync(out.data(), t.data, out.size(), cudaMemcpyDeviceToHost, stream));
-    CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
-#endif
-  }
-  return out;
-}
-
 double rss_mb() {
   std::ifstream statm("/proc/self/statm");
   std::uint64_t pages = 0, resident = 0;
@@ -225,7 +210,7 @@ int soak(const Args& a, const std::vector<conveyor::ByteBuffer>& files, const co
   std::vector<std::uint64_t> reference(files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     const std::vector<std::span<const std::byte>> one{files[i].span()};
-    reference[i] = conveyor::fnv1a64(host_images(pre(one), stream));
+    reference[i] = conveyor::fnv1a64(conveyor_tools::to_host(pre(one).images(), stream));
   }
   std::atomic<std::size_t> next{0}, answered{0}, wrong{0}, refused{0}, misrefused{0}, cancelled{0};
   std::vector<std::atomic<double>> rss(10);  // at each tenth of the requests
@@ -261,7 +246,7 @@ int soak(const Args& a, const std::vector<conveyor::ByteBuffer>& files, const co
               ++misrefused;
               continue;
             }
-            const std::vector<std::byte> bytes = host_images(b, stream);
+            const std::vector<std::byte> bytes = conveyor_tools::to_host(b.images(), stream);
             const std::size_t each = bytes.size() / n;
             bool ok = b.size() == n;
             for (std::size_t k = 0; ok && k < n; ++k)

@@ -266,11 +266,9 @@ class Preprocessor {
 
   struct Lane {
     Lane(const T& transform, const PreprocessorOptions& o)
-        : images(o.max_images), pipe(images, detail::RequestOrder(images), transform, o.pipeline),
-          slots(o.pipeline.prefetch) {}
+        : images(o.max_images), pipe(images, detail::RequestOrder(images), transform, o.pipeline) {}
     detail::RequestImages images;
     Pipe pipe;
-    std::size_t slots;
     std::optional<typename Pipe::Iterator> it;
     std::uint64_t epoch = 0;
     bool busy = false;  // under the preprocessor's mutex
@@ -281,7 +279,7 @@ class Preprocessor {
     std::unique_lock lock(mutex_);
     const auto free_lane = [&]() -> Lane* {
       for (const auto& l : lanes_)
-        if (!l->busy && l->pipe.slots_held() < l->slots) return l.get();
+        if (!l->busy && l->pipe.slots_held() < l->pipe.options().prefetch) return l.get();
       return nullptr;
     };
     Lane* lane = queue_.empty() ? free_lane() : nullptr;
