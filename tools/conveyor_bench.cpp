@@ -6,7 +6,7 @@
 //                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
-//                  [--decode cpu|gpu|auto] [--gpu-share F]
+//                  [--decode cpu|gpu|auto] [--gpu-share F] [--device-sync spin|yield|blocking]
 //                  [--format auto|folder|wds|tfrecord|list] [--shard-window W]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
@@ -59,6 +59,7 @@ struct Args {
   bool print_indices = false;
   conveyor::JpegDecode decode = conveyor::JpegDecode::cpu;
   std::optional<double> gpu_share;  // unset: 1 for gpu, 0.5 to start auto
+  std::string device_sync;          // empty: CUDA's default (spin while there are idle cores)
 };
 
 [[noreturn]] void usage(const std::string& error) {
@@ -68,7 +69,8 @@ struct Args {
                "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
-               "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n";
+               "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
+               "         [--device-sync spin|yield|blocking]\n";
   std::exit(2);
 }
 
@@ -131,6 +133,11 @@ Args parse(int argc, char** argv) {
       char* end = nullptr;
       a.gpu_share = std::strtod(v.c_str(), &end);
       if (v.empty() || *end != '\0') usage("--gpu-share expects a number in [0, 1], got '" + v + "'");
+    }
+    else if (flag == "--device-sync") {
+      a.device_sync = value();
+      if (a.device_sync != "spin" && a.device_sync != "yield" && a.device_sync != "blocking")
+        usage("--device-sync expects spin, yield or blocking, got '" + a.device_sync + "'");
     }
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
@@ -248,6 +255,14 @@ int main(int argc, char** argv) {
 #if !CONVEYOR_CUDA_COMPILATION()
     if (a.device == "cuda")
       throw conveyor::ConfigError("--device cuda: this conveyor-bench was built without the CUDA backend");
+    if (!a.device_sync.empty())
+      throw conveyor::ConfigError("--device-sync: this conveyor-bench was built without the CUDA backend");
+#else
+    // How host threads wait for the device, set before anything makes the context.
+    if (!a.device_sync.empty())
+      CONVEYOR_CUDA_TRY(cudaSetDeviceFlags(a.device_sync == "spin"    ? cudaDeviceScheduleSpin
+                                           : a.device_sync == "yield" ? cudaDeviceScheduleYield
+                                                                      : cudaDeviceScheduleBlockingSync));
 #endif
     const conveyor_tools::OpenedDataset opened = conveyor_tools::open_dataset(a.data, a.format);
     const conveyor::AnyDataset& data = opened.data;

@@ -2,10 +2,15 @@
 // of files from pinned memory decoded by nvJPEG's hardware backend with conveyor's settings
 // (interleaved RGB, interpolated chroma upsampling), whole and as RandomResizedCrop-sized windows,
 // synchronised per batch, by 1 to 3 threads at once. Only the files the engines take
-// (engine_decodable). Prints img/s last.
+// (engine_decodable). Counters per batch: the batched call's host time (call_ms), the calling
+// thread's CPU time in it (cpu_ms: whether the call waits for the engines by spinning a core) and
+// the whole process's (proc_cpu_ms: nvJPEG's own threads too). Prints img/s last.
 //
-//   bench_nvjpeg --jpegs DIR [Google Benchmark flags]
+//   bench_nvjpeg --jpegs DIR [--device-sync spin|yield|blocking] [Google Benchmark flags]
+//
+// --device-sync: how host threads wait for the device (cudaSetDeviceFlags), default CUDA's auto.
 
+#include <conveyor/core/clock.hpp>
 #include <conveyor/cuda/error.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/io/file.hpp>
@@ -15,12 +20,17 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <sys/resource.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 #include <nvjpeg.h>
@@ -33,6 +43,17 @@ struct File {
   int width = 0, height = 0;
 };
 std::vector<File> files;
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 #define NVJPEG_OK(call)                                                                   \
   do {                                                                                    \
@@ -80,19 +101,29 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
   };
   bool odd = false;
   std::int64_t images = 0;
+  double call = 0, cpu = 0, process_cpu = 0;
   for (auto _ : state) {
     state.PauseTiming();
     fill();
     state.ResumeTiming();
+    const double cpu0 = thread_cpu_seconds(), process0 = process_cpu_seconds();
     if (reinitialize) {
       odd = !odd;
       NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch - odd, 1, NVJPEG_OUTPUT_RGBI));
     }
+    const auto t0 = std::chrono::steady_clock::now();
     NVJPEG_OK(nvjpegDecodeBatchedEx(h, js, data.data(), lengths.data(), out.get(), params.data(), stream));
+    call += conveyor::seconds_since(t0);
+    cpu += thread_cpu_seconds() - cpu0;
+    process_cpu += process_cpu_seconds() - process0;
     CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
     images += batch - odd;
   }
   state.SetItemsProcessed(images);
+  const double iterations = double(state.iterations());
+  state.counters["call_ms"] = 1e3 * call / iterations;
+  state.counters["cpu_ms"] = 1e3 * cpu / iterations;
+  state.counters["proc_cpu_ms"] = 1e3 * process_cpu / iterations;
   for (auto p : params) nvjpegDecodeParamsDestroy(p);
   cudaFree(dev);
   cudaStreamDestroy(stream);
@@ -105,9 +136,17 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  if (argc != 3 || std::string(argv[1]) != "--jpegs") {
-    std::fprintf(stderr, "usage: bench_nvjpeg --jpegs DIR [benchmark flags]\n");
+  const auto usage = [] {
+    std::fprintf(stderr, "usage: bench_nvjpeg --jpegs DIR [--device-sync spin|yield|blocking] [benchmark flags]\n");
     return 2;
+  };
+  if ((argc != 3 && argc != 5) || std::string(argv[1]) != "--jpegs") return usage();
+  if (argc == 5) {
+    const std::string_view flag = argv[3], v = argv[4];
+    const unsigned flags = v == "spin" ? cudaDeviceScheduleSpin : v == "yield" ? cudaDeviceScheduleYield
+                         : v == "blocking" ? cudaDeviceScheduleBlockingSync : 0u;
+    if (flag != "--device-sync" || flags == 0) return usage();
+    CONVEYOR_CUDA_TRY(cudaSetDeviceFlags(flags));
   }
   conveyor::JpegDecoder decoder;
   conveyor::ByteBuffer bytes;
