@@ -134,11 +134,7 @@ Args parse(int argc, char** argv) {
       a.gpu_share = std::strtod(v.c_str(), &end);
       if (v.empty() || *end != '\0') usage("--gpu-share expects a number in [0, 1], got '" + v + "'");
     }
-    else if (flag == "--device-sync") {
-      a.device_sync = value();
-      if (a.device_sync != "spin" && a.device_sync != "yield" && a.device_sync != "blocking")
-        usage("--device-sync expects spin, yield or blocking, got '" + a.device_sync + "'");
-    }
+    else if (flag == "--device-sync") a.device_sync = value();
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
     else if (flag == "--help" || flag == "-h") usage("help");
@@ -259,10 +255,7 @@ int main(int argc, char** argv) {
       throw conveyor::ConfigError("--device-sync: this conveyor-bench was built without the CUDA backend");
 #else
     // How host threads wait for the device, set before anything makes the context.
-    if (!a.device_sync.empty())
-      CONVEYOR_CUDA_TRY(cudaSetDeviceFlags(a.device_sync == "spin"    ? cudaDeviceScheduleSpin
-                                           : a.device_sync == "yield" ? cudaDeviceScheduleYield
-                                                                      : cudaDeviceScheduleBlockingSync));
+    if (!a.device_sync.empty()) conveyor::cuda::set_device_sync(a.device_sync);
 #endif
     const conveyor_tools::OpenedDataset opened = conveyor_tools::open_dataset(a.data, a.format);
     const conveyor::AnyDataset& data = opened.data;

@@ -11,6 +11,7 @@
 // --device-sync: how host threads wait for the device (cudaSetDeviceFlags), default CUDA's auto.
 
 #include <conveyor/core/clock.hpp>
+#include <conveyor/cuda/device.hpp>
 #include <conveyor/cuda/error.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/io/file.hpp>
@@ -106,11 +107,11 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
     state.PauseTiming();
     fill();
     state.ResumeTiming();
-    const double cpu0 = thread_cpu_seconds(), process0 = process_cpu_seconds();
     if (reinitialize) {
       odd = !odd;
       NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch - odd, 1, NVJPEG_OUTPUT_RGBI));
     }
+    const double cpu0 = thread_cpu_seconds(), process0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     NVJPEG_OK(nvjpegDecodeBatchedEx(h, js, data.data(), lengths.data(), out.get(), params.data(), stream));
     call += conveyor::seconds_since(t0);
@@ -142,11 +143,13 @@ int main(int argc, char** argv) {
   };
   if ((argc != 3 && argc != 5) || std::string(argv[1]) != "--jpegs") return usage();
   if (argc == 5) {
-    const std::string_view flag = argv[3], v = argv[4];
-    const unsigned flags = v == "spin" ? cudaDeviceScheduleSpin : v == "yield" ? cudaDeviceScheduleYield
-                         : v == "blocking" ? cudaDeviceScheduleBlockingSync : 0u;
-    if (flag != "--device-sync" || flags == 0) return usage();
-    CONVEYOR_CUDA_TRY(cudaSetDeviceFlags(flags));
+    if (std::string_view(argv[3]) != "--device-sync") return usage();
+    try {
+      conveyor::cuda::set_device_sync(argv[4]);
+    } catch (const conveyor::ConfigError& e) {
+      std::fprintf(stderr, "bench_nvjpeg: %s\n", e.what());
+      return usage();
+    }
   }
   conveyor::JpegDecoder decoder;
   conveyor::ByteBuffer bytes;
