@@ -127,32 +127,32 @@ class BatchPipeline {
   }
 
   /// Starts iterating the selected epoch. Only one epoch may be live at a time.
-  ///
-  /// Once a loop has handed out its last sample, the workers go on to the first batches of the
-  /// epoch most likely to come next (the next one, or the same one again when the last two loops
-  /// repeated theirs), with the device share it would get. A loop over exactly that epoch, from its
-  /// first batch, with that share, starts with those batches; any other loop drops them first.
   /// @throws Error when an iterator of this pipeline is still alive; ConfigError when the sampler
   ///         yields an index outside the dataset.
   [[nodiscard]] Iterator begin() {
-    {
-      std::unique_lock lock(ring_->mutex);
-      check_can_begin();
-      if (const detail::Run* next = schedule_->prepared()) {
-        if (next->epoch == epoch_ && first_batch_ == 0 && next->share == gpu_share_) {
-          skip_rebalance_ = false;  // the share was chosen when the loop was prepared
-          schedule_->promote();
-          return started(lock, 0);
-        }
-        drop_prepared(lock);
-      }
-    }
     if (o_.decode == JpegDecode::adaptive && offload_ && !std::exchange(skip_rebalance_, false)) rebalance_gpu_share();
     std::vector<std::uint64_t> order = sampler_.indices(epoch());
-    check_order(order);
-    std::unique_lock lock(ring_->mutex);
-    check_can_begin();
-    return started(lock, schedule_->start(std::move(order), epoch_, std::exchange(first_batch_, 0), gpu_share_));
+    const std::uint64_t n = dataset_->size();
+    for (std::uint64_t i : order)
+      if (i >= n)
+        throw ConfigError("BatchPipeline: the sampler gave index " + std::to_string(i) + " for a dataset of " +
+                          std::to_string(n) + " samples");
+    std::uint64_t first = 0, batches = 0;
+    {
+      std::lock_guard lock(ring_->mutex);
+      if (schedule_->live()) throw Error("BatchPipeline::begin: an epoch is already being iterated; destroy its iterator first");
+      if (feeder_)
+        if (const std::exception_ptr failure = feeder_->failure()) std::rethrow_exception(failure);
+      first = schedule_->start(std::move(order), epoch_, std::exchange(first_batch_, 0));
+      batches = schedule_->batches();
+      ++delivered_.epochs;
+      if (!delivered_.started) {
+        delivered_.started = true;
+        delivered_.first_begin = std::chrono::steady_clock::now();
+      }
+    }
+    ring_->work.notify_all();
+    return Iterator(this, first, batches);
   }
   [[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
 
@@ -174,7 +174,7 @@ class BatchPipeline {
     PipelineStats st = detail::make_stats(o_.workers, clocks, stage_names(), delivered_, skipped_.size(),
                                           ring_->host_bytes(), device ? &*device : nullptr);
     st.decode = to_string(o_.decode);
-    st.gpu_share = loop_share_;
+    st.gpu_share = gpu_share_;
     return st;
   }
 
@@ -207,7 +207,7 @@ class BatchPipeline {
     Iterator(const Iterator&) = delete;
     ~Iterator() {
       current_.reset();
-      if (p_) p_->finish_epoch(k_ >= end_);
+      if (p_) p_->finish_epoch();
     }
 
     /// The current batch; waits for it if it is not ready.
@@ -271,7 +271,7 @@ class BatchPipeline {
     const bool staged = work.placement == DeviceWork::Placement::staged;
     schedule_.emplace(*ring_, o_.batch_size, o_.drop_last, layout_.data_bytes(), staged ? work.reserve : 0);
     prep_.emplace(*dataset_, transform_, o_, layout_, work.placement, offload_);
-    gpu_share_ = loop_share_ = offload_ ? o_.gpu_share : 0.0;
+    gpu_share_ = offload_ ? o_.gpu_share : 0.0;
     if (on_device) feeder_.emplace(*ring_, *schedule_, layout_, staged ? 0 : spec_.bytes());
     const int states = std::max(o_.workers, 1);
     for (int w = 0; w < states; ++w)
@@ -296,75 +296,6 @@ class BatchPipeline {
     const std::size_t host_only = offload_ ? offload_->host_bytes() : 0, device_only = offload_ ? offload_->device_bytes() : 0;
     layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment, host_only, device_only);
     ring_->device = factory({o_.device, o_.stream, o_.prefetch, o_.batch_size, layout_, spec_.bytes(), work.steps});
-  }
-
-  /// @throws ConfigError for an index outside the dataset.
-  void check_order(const std::vector<std::uint64_t>& order) const {
-    const std::uint64_t n = dataset_->size();
-    for (std::uint64_t i : order)
-      if (i >= n)
-        throw ConfigError("BatchPipeline: the sampler gave index " + std::to_string(i) + " for a dataset of " +
-                          std::to_string(n) + " samples");
-  }
-
-  /// @throws Error while a loop is live, or the device's failure.
-  void check_can_begin() {
-    if (schedule_->live()) throw Error("BatchPipeline::begin: an epoch is already being iterated; destroy its iterator first");
-    if (feeder_)
-      if (const std::exception_ptr failure = feeder_->failure()) std::rethrow_exception(failure);
-  }
-
-  /// The iterator of the loop the schedule has just made live, from batch `first`.
-  Iterator started(std::unique_lock<std::mutex>& lock, std::uint64_t first) {
-    const std::uint64_t batches = schedule_->batches();
-    loop_share_ = gpu_share_;
-    loop_epochs_[0] = std::exchange(loop_epochs_[1], schedule_->epoch());
-    ++loops_;
-    ++delivered_.epochs;
-    if (!delivered_.started) {
-      delivered_.started = true;
-      delivered_.first_begin = std::chrono::steady_clock::now();
-    }
-    lock.unlock();
-    ring_->work.notify_all();
-    return Iterator(this, first, batches);
-  }
-
-  /// Drops the prepared loop's work, once its tasks in flight are done.
-  void drop_prepared(std::unique_lock<std::mutex>& lock) {
-    schedule_->stop(false);
-    ring_->done.wait(lock, [&] { return schedule_->in_flight() == 0 && !(feeder_ && feeder_->busy()); });
-    schedule_->end(false);
-    ring_->work.notify_all();
-  }
-
-  /// Prepares the loop that most likely comes next, once the live one has handed out its last
-  /// task (consumer's thread). Its order is made, and `adaptive` picks its share, here, from what
-  /// the live loop has measured so far.
-  void prepare_next_loop() {
-    std::uint64_t epoch = 0;
-    {
-      std::lock_guard lock(ring_->mutex);
-      if (o_.workers == 0 || !schedule_->handed_out() || schedule_->prepared()) return;
-      const bool repeating = loops_ > 1 && loop_epochs_[0] == loop_epochs_[1];
-      epoch = repeating ? loop_epochs_[1] : loop_epochs_[1] + 1;
-    }
-    std::vector<std::uint64_t> order;
-    try {
-      order = sampler_.indices(epoch);
-      check_order(order);
-    } catch (...) {
-      return;  // only a guess: begin() raises the failure if that loop is asked for
-    }
-    if (o_.decode == JpegDecode::adaptive && offload_) {
-      rebalance_gpu_share();
-      skip_rebalance_ = true;  // the next loop's share is chosen
-    }
-    {
-      std::lock_guard lock(ring_->mutex);
-      schedule_->prepare(std::move(order), epoch, gpu_share_);
-    }
-    ring_->work.notify_all();
   }
 
   /// `JpegDecode::adaptive`: the device share for the next epoch, from what the epochs since the
@@ -400,8 +331,8 @@ class BatchPipeline {
   /// Takes the next task, prepares it without the lock, and records how it ended.
   void run_task(std::unique_lock<std::mutex>& lock, typename Prep::Worker& w) {
     const detail::Task t = schedule_->take();
-    const std::uint64_t index = schedule_->index(t), epoch = schedule_->run_of(t).epoch;
-    const double share = schedule_->run_of(t).share;
+    const std::uint64_t index = schedule_->index(t), epoch = schedule_->epoch();
+    const double share = gpu_share_;
     lock.unlock();
     detail::TaskOutcome out = prep_->run(t, index, epoch, ring_->slots[t.slot], ring_->device.get(), w, share);
     lock.lock();
@@ -410,16 +341,7 @@ class BatchPipeline {
 
   // --- the consumer's side ---------------------------------------------------------------------------
 
-  /// Batch `k` of the live loop, and the next loop prepared once this one has handed out its last
-  /// task: checked before and after the wait, in which the workers usually hand it out.
   Batch take(std::uint64_t k) {
-    prepare_next_loop();
-    Batch b = take_ready(k);
-    prepare_next_loop();
-    return b;
-  }
-
-  Batch take_ready(std::uint64_t k) {
     std::unique_lock lock(ring_->mutex);
     if (feeder_)
       if (const std::exception_ptr failure = feeder_->failure()) std::rethrow_exception(failure);
@@ -479,15 +401,11 @@ class BatchPipeline {
     });
   }
 
-  /// Ends the live loop; `complete`: its every batch was taken, so the prepared loop's work goes on.
-  void finish_epoch(bool complete) {
-    if (complete) prepare_next_loop();
+  void finish_epoch() {
     std::unique_lock lock(ring_->mutex);
-    const bool keep = complete && schedule_->prepared();
-    schedule_->stop(keep);
-    if (!keep)
-      ring_->done.wait(lock, [&] { return schedule_->in_flight() == 0 && !(feeder_ && feeder_->busy()); });
-    schedule_->end(keep);
+    schedule_->stop();
+    ring_->done.wait(lock, [&] { return schedule_->in_flight() == 0 && !(feeder_ && feeder_->busy()); });
+    schedule_->end();
   }
 
   std::shared_ptr<const D> dataset_;
@@ -509,10 +427,7 @@ class BatchPipeline {
   std::uint64_t epoch_ = 0;        // the epoch the next loop iterates (set_epoch)
   std::uint64_t first_batch_ = 0;  // where the next loop starts (set_epoch)
   bool stop_ = false;
-  double gpu_share_ = 0;   // the device share of engine-decodable JPEGs for the next loop
-  double loop_share_ = 0;  // the live (or last) loop's
-  std::uint64_t loops_ = 0;
-  std::uint64_t loop_epochs_[2] = {};  // the epochs of the last two loops, the latest last
+  double gpu_share_ = 0;  // the device share of engine-decodable JPEGs in the current epoch
   PipelineStats last_measured_;  // adaptive: the counters its last share came from (consumer's thread)
   bool skip_rebalance_ = false;  // set_gpu_share's share holds for the next loop (consumer's thread)
   detail::DeliveryCounters delivered_;

@@ -54,7 +54,7 @@ class DeviceFeeder {
       }
       if (error && !s.error) s.error = error;
       s.state = SlotState::ready;
-      schedule_.staged(index);
+      schedule_.staged();
       ring_.done.notify_all();
     }
   }

@@ -39,7 +39,6 @@ struct Slot {
   std::vector<std::size_t> skipped_pos;  // batch position of each skipped sample, ascending
   SlotState state = SlotState::free;
   std::uint64_t epoch = 0;
-  std::uint64_t loop = 0;  // the schedule's loop the batch belongs to
   std::uint64_t batch = 0;
   std::size_t count = 0;    // samples in the batch
   std::size_t pending = 0;  // samples not prepared yet

@@ -1,15 +1,14 @@
-// The boundary between loops: the next epoch's first batches are prepared while the last ones of
-// the current epoch are taken, used when the next loop is the one prepared, and dropped, with
-// every batch still exact, when it is not.
+// Loops one after another on one pipeline: whatever the sequence (the next epoch, a jump, the same
+// epoch again, a resume part-way, a break), each loop's batches are those of a loop started from
+// scratch, and a failure is raised at its batch in every loop.
 #include <conveyor/conveyor.hpp>
 
 #include <catch2/catch.hpp>
 
 #include "support/datasets.hpp"
 
-#include <chrono>
 #include <cstdint>
-#include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,14 +19,6 @@ using conveyor_test::IndexDataset;
 namespace {
 
 const RawTensor index_tensor{SampleSpec{DType::u8, 1, {8, 0, 0}}};
-
-/// Waits up to 5 s for `done`.
-template <class F>
-bool eventually(F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return done();
-}
 
 /// Every batch of one loop over the selected epoch: its number, epoch and digest.
 template <class P>
@@ -43,37 +34,12 @@ std::vector<std::uint64_t> loop(P& pipe) {
 
 }  // namespace
 
-TEST_CASE("the next epoch's first batches are prepared before its loop starts", "[pipeline][epochs]") {
-  FaultyDataset<IndexDataset> data(IndexDataset{40});
-  const RandomSampler sampler(40, {.seed = 6});
-  BatchPipeline pipe(data, sampler, index_tensor, {.batch_size = 4, .workers = 2, .prefetch = 3});
-  pipe.set_epoch(0);
-  REQUIRE(loop(pipe).size() == 10);
-  // No loop is live, and the workers are already on epoch 1.
-  const bool prepared = eventually([&] { return data.reads() == 40 + 3 * 4; });
-  INFO("reads " << data.reads());
-  CHECK(prepared);
-  pipe.set_epoch(1);
-  auto it = pipe.begin();
-  CHECK(it.wait_ready(std::chrono::nanoseconds(0)));  // its first batch waits for nothing
-  const auto expected = sampler.indices(1);
-  std::size_t at = 0;
-  for (; it != pipe.end(); ++it) {
-    CHECK(it->epoch() == 1);
-    for (std::int64_t i : it->indices()) CHECK(std::uint64_t(i) == expected[at++]);
-  }
-  CHECK(at == 40);
-  CHECK(data.reads() >= 80);  // each sample of epoch 1 read once, and epoch 2's first after
-  CHECK(data.reads() <= 80 + 3 * 4);
-}
-
 TEST_CASE("any sequence of loops gives the batches of loops started from scratch", "[pipeline][epochs][determinism]") {
   const InMemory data = conveyor_test::jpeg_dataset(45, 5);
   const ImageAugment aug{.crop = RandomResizedCrop{.size = 24}, .flip = {.p = 0.5}, .dtype = DType::u8};
   const RandomSampler sampler(data.size(), {.seed = 8});
-  // (epoch, first batch, batches taken before a break or -1 for all): the next epoch (prepared and
-  // kept), a jump (dropped), the same epoch twice and three times (dropped, then kept as a
-  // repeat), a resume part-way (dropped), a break (dropped), and an epoch smaller than prefetch.
+  // (epoch, first batch, batches taken before a break or -1 for all): the next epoch, a jump, the
+  // same epoch three times, a resume part-way, a break, and an epoch smaller than prefetch.
   const std::vector<std::tuple<std::uint64_t, std::uint64_t, int>> loops = {
       {0, 0, -1}, {1, 0, -1}, {5, 0, -1}, {5, 0, -1}, {5, 0, -1}, {6, 3, -1}, {7, 0, 2}, {8, 0, -1}, {9, 10, -1}, {10, 0, -1}};
   std::vector<std::vector<std::uint64_t>> want;
@@ -106,10 +72,10 @@ TEST_CASE("any sequence of loops gives the batches of loops started from scratch
   }
 }
 
-TEST_CASE("a failure in a prepared batch is raised at that batch of its loop", "[pipeline][epochs][errors]") {
+TEST_CASE("a failure in an epoch's first batch is raised at that batch of every loop", "[pipeline][epochs][errors]") {
   FaultyDataset<IndexDataset> data(IndexDataset{24});
   const SequentialSampler sampler(24);
-  data.unreadable = {1};  // in the first batch of every epoch, the one prepared early
+  data.unreadable = {1};  // in the first batch of every epoch
   BatchPipeline pipe(data, sampler, index_tensor, {.batch_size = 4, .workers = 2});
   for (std::uint64_t epoch = 0; epoch < 3; ++epoch) {
     INFO("epoch " << epoch);
