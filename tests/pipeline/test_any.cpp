@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/datasets.hpp"
+#include "support/digest.hpp"
 #include "support/temp_dir.hpp"
 
 #include <fstream>
@@ -14,26 +15,8 @@
 using namespace conveyor;
 using conveyor_test::FaultyDataset;
 using conveyor_test::IndexDataset;
-
-namespace {
-
-std::uint64_t digest(const Batch& b) {
-  std::uint64_t h = fnv1a64({static_cast<const std::byte*>(b.images().data), b.images().nbytes()});
-  h = fnv1a64({static_cast<const std::byte*>(b.labels().data), b.labels().nbytes()}, h);
-  return fnv1a64(std::as_bytes(b.indices()), h);
-}
-
-template <class P>
-std::vector<std::uint64_t> digests(P& pipe, int epochs) {
-  std::vector<std::uint64_t> out;
-  for (int e = 0; e < epochs; ++e) {
-    pipe.set_epoch(e);
-    for (const Batch& b : pipe) out.push_back(digest(b));
-  }
-  return out;
-}
-
-}  // namespace
+using conveyor_test::digest;
+using conveyor_test::digests;
 
 TEST_CASE("an erased pipeline gives the typed pipeline's batches", "[pipeline][any]") {
   const InMemory data = conveyor_test::jpeg_dataset(30, 9);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/datasets.hpp"
+#include "support/digest.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +18,8 @@
 using namespace conveyor;
 using conveyor_test::FaultyDataset;
 using conveyor_test::IndexDataset;
+using conveyor_test::digest;
+using conveyor_test::digests;
 using conveyor_test::jpeg_dataset;
 
 namespace {
@@ -27,23 +30,6 @@ std::uint64_t sample_value(const Batch& b, std::size_t i) {
   std::uint64_t v;
   std::memcpy(&v, b.images().as<std::uint8_t>() + i * 8, 8);
   return v;
-}
-
-std::uint64_t digest(const Batch& b) {
-  std::uint64_t h = fnv1a64({static_cast<const std::byte*>(b.images().data), b.images().nbytes()});
-  h = fnv1a64({static_cast<const std::byte*>(b.labels().data), b.labels().nbytes()}, h);
-  return fnv1a64(std::as_bytes(b.indices()), h);
-}
-
-/// Every batch's digest, for `epochs` epochs.
-template <class P>
-std::vector<std::uint64_t> digests(P& pipe, int epochs) {
-  std::vector<std::uint64_t> out;
-  for (int e = 0; e < epochs; ++e) {
-    pipe.set_epoch(e);
-    for (const Batch& b : pipe) out.push_back(digest(b));
-  }
-  return out;
 }
 
 }  // namespace
