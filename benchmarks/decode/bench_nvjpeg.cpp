@@ -23,11 +23,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <sys/resource.h>
@@ -133,6 +137,286 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
 }
 
 
+/// The centre 60 % of each side (x a multiple of 16): a typical RandomResizedCrop window.
+conveyor::DecodeRegion centre_window(const File& f) {
+  return {(f.width / 5) & ~15, f.height / 5, f.width * 3 / 5, f.height * 3 / 5, 8};
+}
+
+/// One caller of nvJPEG's decoupled API: a decoder of `backend`, its state, two parsed streams
+/// and two pinned buffers (so the host phase of one image overlaps the upload of the last), and
+/// one device buffer. HYBRID decodes Huffman on the calling thread; GPU_HYBRID on the device.
+struct Decoupled {
+  nvjpegHandle_t h = nullptr;
+  nvjpegJpegDecoder_t dec = nullptr;
+  nvjpegJpegState_t st = nullptr;
+  nvjpegJpegStream_t js[2]{};
+  nvjpegBufferPinned_t pinned[2]{};
+  cudaEvent_t pinned_free[2]{};
+  nvjpegBufferDevice_t device = nullptr;
+  nvjpegDecodeParams_t params = nullptr;
+  cudaStream_t stream = nullptr;
+  int turn = 0;
+
+  explicit Decoupled(nvjpegBackend_t backend) {
+    NVJPEG_OK(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
+    NVJPEG_OK(nvjpegDecoderCreate(h, backend, &dec));
+    NVJPEG_OK(nvjpegDecoderStateCreate(h, dec, &st));
+    for (int k = 0; k < 2; ++k) {
+      NVJPEG_OK(nvjpegJpegStreamCreate(h, &js[k]));
+      NVJPEG_OK(nvjpegBufferPinnedCreate(h, nullptr, &pinned[k]));
+      CONVEYOR_CUDA_TRY(cudaEventCreateWithFlags(&pinned_free[k], cudaEventDisableTiming));
+    }
+    NVJPEG_OK(nvjpegBufferDeviceCreate(h, nullptr, &device));
+    NVJPEG_OK(nvjpegStateAttachDeviceBuffer(st, device));
+    NVJPEG_OK(nvjpegDecodeParamsCreate(h, &params));
+    NVJPEG_OK(nvjpegDecodeParamsSetOutputFormat(params, NVJPEG_OUTPUT_RGBI));
+    CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
+  Decoupled(const Decoupled&) = delete;
+  Decoupled& operator=(const Decoupled&) = delete;
+  ~Decoupled() {
+    (void)cudaStreamSynchronize(stream);
+    (void)cudaStreamDestroy(stream);
+    (void)nvjpegDecodeParamsDestroy(params);
+    for (int k = 0; k < 2; ++k) {
+      (void)nvjpegJpegStreamDestroy(js[k]);
+      (void)nvjpegBufferPinnedDestroy(pinned[k]);
+      (void)cudaEventDestroy(pinned_free[k]);
+    }
+    (void)nvjpegBufferDeviceDestroy(device);
+    (void)nvjpegJpegStateDestroy(st);
+    (void)nvjpegDecoderDestroy(dec);
+    (void)nvjpegDestroy(h);
+  }
+
+  /// Queues `f`'s window `r` (whole image: width 0) into `out` (`r.width * 3` bytes a row).
+  void decode(const File& f, const conveyor::DecodeRegion& r, unsigned char* out) {
+    const int k = turn;
+    turn ^= 1;
+    CONVEYOR_CUDA_TRY(cudaEventSynchronize(pinned_free[k]));  // the upload from this buffer is done
+    NVJPEG_OK(nvjpegStateAttachPinnedBuffer(st, pinned[k]));
+    NVJPEG_OK(nvjpegJpegStreamParse(h, reinterpret_cast<const unsigned char*>(f.pinned), f.bytes, 0, 0, js[k]));
+    NVJPEG_OK(r.width > 0 ? nvjpegDecodeParamsSetROI(params, r.x, r.y, r.width, r.height)
+                          : nvjpegDecodeParamsSetROI(params, 0, 0, -1, -1));
+    NVJPEG_OK(nvjpegDecodeJpegHost(h, dec, st, params, js[k]));
+    NVJPEG_OK(nvjpegDecodeJpegTransferToDevice(h, dec, st, js[k], stream));
+    CONVEYOR_CUDA_TRY(cudaEventRecord(pinned_free[k], stream));
+    nvjpegImage_t image{};
+    image.channel[0] = out;
+    image.pitch[0] = std::size_t(r.width > 0 ? r.width : f.width) * 3;
+    NVJPEG_OK(nvjpegDecodeJpegDevice(h, dec, st, &image, stream));
+  }
+};
+
+std::size_t max_pixels_of_files() {
+  std::size_t n = 0;
+  for (const File& f : files) n = std::max(n, std::size_t(f.width) * f.height);
+  return n;
+}
+
+/// Each thread its own decoupled decoder; 32 images an iteration, synchronised at its end.
+/// cpu_us: the calling thread's CPU time per image (run with --device-sync blocking, so that
+/// waiting is not counted as work).
+void decoupled(benchmark::State& state, nvjpegBackend_t backend, bool window) {
+  constexpr int per_iteration = 32;
+  Decoupled d(backend);
+  const std::size_t max_pixels = max_pixels_of_files();
+  void* dev = nullptr;
+  CONVEYOR_CUDA_TRY(cudaMalloc(&dev, 2 * max_pixels * 3));
+  std::size_t next = std::size_t(state.thread_index()) * 101;
+  std::int64_t images = 0;
+  double cpu = 0;
+  try {
+    for (auto _ : state) {
+      const double cpu0 = thread_cpu_seconds();
+      for (int i = 0; i < per_iteration; ++i) {
+        const File& f = files[next++ % files.size()];
+        const conveyor::DecodeRegion r = window ? centre_window(f) : conveyor::DecodeRegion{0, 0, 0, 0, 8};
+        d.decode(f, r, static_cast<unsigned char*>(dev) + std::size_t(i & 1) * max_pixels * 3);
+      }
+      CONVEYOR_CUDA_TRY(cudaStreamSynchronize(d.stream));
+      cpu += thread_cpu_seconds() - cpu0;
+      images += per_iteration;
+    }
+    state.SetItemsProcessed(images);
+    state.counters["cpu_us"] = 1e6 * cpu / double(images);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+  cudaStreamSynchronize(d.stream);
+  cudaFree(dev);
+}
+
+/// nvJPEG's batched call on the GPU_HYBRID backend (the device decodes Huffman for batches over
+/// 50): whole images only (regions of interest are the engines'), synchronised per batch.
+void gpu_batched(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(0));
+  nvjpegHandle_t h = nullptr;
+  nvjpegJpegState_t js = nullptr;
+  NVJPEG_OK(nvjpegCreateEx(NVJPEG_BACKEND_GPU_HYBRID, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
+  NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
+  NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
+  cudaStream_t stream = nullptr;
+  CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const std::size_t max_pixels = max_pixels_of_files();
+  void* dev = nullptr;
+  CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
+  std::vector<const unsigned char*> data(batch);
+  std::vector<std::size_t> lengths(batch);
+  std::unique_ptr<nvjpegImage_t[]> out(new nvjpegImage_t[batch]);
+  std::size_t next = 0;
+  std::int64_t images = 0;
+  double call = 0, cpu = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < batch; ++i) {
+      const File& f = files[next++ % files.size()];
+      data[i] = reinterpret_cast<const unsigned char*>(f.pinned);
+      lengths[i] = f.bytes;
+      out[i] = nvjpegImage_t{};
+      out[i].channel[0] = static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3;
+      out[i].pitch[0] = std::size_t(f.width) * 3;
+    }
+    const double cpu0 = thread_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    NVJPEG_OK(nvjpegDecodeBatched(h, js, data.data(), lengths.data(), out.get(), stream));
+    call += conveyor::seconds_since(t0);
+    cpu += thread_cpu_seconds() - cpu0;
+    CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
+    images += batch;
+  }
+  state.SetItemsProcessed(images);
+  state.counters["call_ms"] = 1e3 * call / double(state.iterations());
+  state.counters["cpu_us"] = 1e6 * cpu / double(images);
+  cudaFree(dev);
+  cudaStreamDestroy(stream);
+  nvjpegJpegStateDestroy(js);
+  nvjpegDestroy(h);
+}
+
+/// The engines (windows) and the GPU_HYBRID batched call at once, from two threads with their own
+/// handles and streams, `state.range(0)` images a call each: whether the two decoders share the
+/// device without slowing each other.
+void engines_and_gpu(benchmark::State& state) {
+  if (state.thread_index() == 0)
+    engines(state, true);
+  else
+    gpu_batched(state);
+}
+
+/// libjpeg-turbo (conveyor's CPU decoder) on the same windows, full scale, one thread: the worker
+/// cost the device backends are weighed against.
+void libjpeg_window(benchmark::State& state) {
+  conveyor::JpegDecoder decoder;
+  std::vector<std::uint8_t> out(max_pixels_of_files() * 3);
+  std::size_t next = 0;
+  std::int64_t images = 0;
+  for (auto _ : state) {
+    const File& f = files[next++ % files.size()];
+    (void)decoder.read_header(std::span(f.pinned, f.bytes));
+    const conveyor::DecodeRegion r = centre_window(f);
+    decoder.decode_region(r, out.data(), std::size_t(r.width) * 3);
+    ++images;
+  }
+  state.SetItemsProcessed(images);
+}
+
+/// Mean and largest absolute difference of the decoupled backends' windows from libjpeg-turbo's,
+/// over the first 64 files: whether their regions of interest are what they were asked for.
+void check_decoupled(nvjpegBackend_t backend, const char* name) {
+  try {
+    Decoupled d(backend);
+    conveyor::JpegDecoder decoder;
+    const std::size_t max_pixels = max_pixels_of_files();
+    void* dev = nullptr;
+    CONVEYOR_CUDA_TRY(cudaMalloc(&dev, max_pixels * 3));
+    std::vector<std::uint8_t> got(max_pixels * 3), want(max_pixels * 3);
+    double sum = 0, count = 0;
+    int worst = 0;
+    for (std::size_t i = 0; i < std::min<std::size_t>(64, files.size()); ++i) {
+      const File& f = files[i];
+      const conveyor::DecodeRegion r = centre_window(f);
+      d.decode(f, r, static_cast<unsigned char*>(dev));
+      CONVEYOR_CUDA_TRY(cudaStreamSynchronize(d.stream));
+      const std::size_t n = std::size_t(r.width) * r.height * 3;
+      CONVEYOR_CUDA_TRY(cudaMemcpy(got.data(), dev, n, cudaMemcpyDeviceToHost));
+      (void)decoder.read_header(std::span(f.pinned, f.bytes));
+      decoder.decode_region(r, want.data(), std::size_t(r.width) * 3);
+      for (std::size_t k = 0; k < n; ++k) {
+        const int diff = std::abs(int(got[k]) - int(want[k]));
+        sum += diff;
+        worst = std::max(worst, diff);
+      }
+      count += double(n);
+    }
+    cudaFree(dev);
+    std::printf("%s windows against libjpeg-turbo: mean %.3f, max %d\n", name, sum / count, worst);
+  } catch (const std::exception& e) {
+    std::printf("%s windows: %s\n", name, e.what());
+  }
+}
+
+/// Whole images decoded by a batched call of `backend` (batches of 64, so GPU_HYBRID decodes on
+/// the device) against libjpeg-turbo's full decode of each: files, mean and largest absolute
+/// difference per chroma layout. The exactness the README states for each device decoder.
+void check_whole(nvjpegBackend_t backend, const char* name) {
+  try {
+    nvjpegHandle_t h = nullptr;
+    nvjpegJpegState_t js = nullptr;
+    NVJPEG_OK(nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
+    NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
+    constexpr int batch = 64;
+    NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
+    const std::size_t max_pixels = max_pixels_of_files();
+    void* dev = nullptr;
+    CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
+    std::vector<std::uint8_t> got(max_pixels * 3), want(max_pixels * 3);
+    conveyor::JpegDecoder decoder;
+    struct Tally {
+      int files = 0, worst = 0;
+      double sum = 0, count = 0;
+    };
+    std::map<std::string, Tally> by_layout;
+    std::vector<const unsigned char*> data(batch);
+    std::vector<std::size_t> lengths(batch);
+    std::unique_ptr<nvjpegImage_t[]> out(new nvjpegImage_t[batch]);
+    for (std::size_t first = 0; first < files.size(); first += batch) {
+      for (int i = 0; i < batch; ++i) {  // the last batch filled up with the first files again
+        const File& f = files[(first + i) % files.size()];
+        data[i] = reinterpret_cast<const unsigned char*>(f.pinned);
+        lengths[i] = f.bytes;
+        out[i] = nvjpegImage_t{};
+        out[i].channel[0] = static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3;
+        out[i].pitch[0] = std::size_t(f.width) * 3;
+      }
+      NVJPEG_OK(nvjpegDecodeBatched(h, js, data.data(), lengths.data(), out.get(), nullptr));
+      CONVEYOR_CUDA_TRY(cudaDeviceSynchronize());
+      for (std::size_t i = first; i < std::min(first + batch, files.size()); ++i) {
+        const File& f = files[i];
+        const std::size_t n = std::size_t(f.width) * f.height * 3;
+        CONVEYOR_CUDA_TRY(cudaMemcpy(got.data(), out[i - first].channel[0], n, cudaMemcpyDeviceToHost));
+        const conveyor::JpegInfo info = decoder.read_header(std::span(f.pinned, f.bytes));
+        decoder.decode(want.data(), std::size_t(f.width) * 3);
+        Tally& t = by_layout[info.subsampling()];
+        ++t.files;
+        for (std::size_t k = 0; k < n; ++k) {
+          const int diff = std::abs(int(got[k]) - int(want[k]));
+          t.sum += diff;
+          t.worst = std::max(t.worst, diff);
+        }
+        t.count += double(n);
+      }
+    }
+    cudaFree(dev);
+    nvjpegJpegStateDestroy(js);
+    nvjpegDestroy(h);
+    for (const auto& [layout, t] : by_layout)
+      std::printf("%s whole images against libjpeg-turbo, %s: %d files, mean %.5f, max %d\n", name, layout.c_str(), t.files,
+                  t.sum / t.count, t.worst);
+  } catch (const std::exception& e) {
+    std::printf("%s whole images: %s\n", name, e.what());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -197,6 +481,35 @@ int main(int argc, char** argv) {
       ->Arg(96)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
+  check_whole(NVJPEG_BACKEND_HARDWARE, "engines");
+  check_whole(NVJPEG_BACKEND_GPU_HYBRID, "gpu_hybrid");
+  check_decoupled(NVJPEG_BACKEND_HYBRID, "hybrid");
+  check_decoupled(NVJPEG_BACKEND_GPU_HYBRID, "gpu_hybrid");
+  benchmark::RegisterBenchmark("libjpeg_window_x1", libjpeg_window)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  for (const int batch : {32, 48, 64, 128, 256})
+    for (const int threads : {1, 2, 4}) {
+      if (threads > 1 && batch != 128) continue;
+      benchmark::RegisterBenchmark(("gpu_batched_whole_b" + std::to_string(batch) + "_x" + std::to_string(threads)).c_str(),
+                                   gpu_batched)
+          ->Arg(batch)
+          ->Threads(threads)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  benchmark::RegisterBenchmark("engines_window_and_gpu_whole_b128", engines_and_gpu)
+      ->Arg(128)
+      ->Threads(2)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  for (const auto& [backend, name] : {std::pair{NVJPEG_BACKEND_HYBRID, "hybrid"}, std::pair{NVJPEG_BACKEND_GPU_HYBRID, "gpu_hybrid"}})
+    for (const bool window : {false, true})
+      for (const int threads : {1, 4, 8})
+        benchmark::RegisterBenchmark((std::string("decoupled_") + name + (window ? "_window_x" : "_whole_x") +
+                                      std::to_string(threads)).c_str(),
+                                     [backend, window](benchmark::State& s) { decoupled(s, backend, window); })
+            ->Threads(threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
   conveyor_bench::RateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   for (const auto& [name, rate] : reporter.rate) std::printf("%-28s %10.0f img/s\n", name.c_str(), rate);
