@@ -6,8 +6,7 @@
 //                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
-//                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-sm-share F]
-//                  [--device-sync spin|yield|blocking]
+//                  [--decode cpu|gpu|auto] [--gpu-share F] [--device-sync spin|yield|blocking]
 //                  [--format auto|folder|wds|tfrecord|list] [--shard-window W]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
@@ -60,7 +59,6 @@ struct Args {
   bool print_indices = false;
   conveyor::JpegDecode decode = conveyor::JpegDecode::cpu;
   std::optional<double> gpu_share;  // unset: 1 for gpu, 0.5 to start auto
-  double gpu_sm_share = 0;
   std::string device_sync;          // empty: CUDA's default (spin while there are idle cores)
 };
 
@@ -71,7 +69,7 @@ struct Args {
                "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
-               "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-sm-share F]\n"
+               "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
                "         [--device-sync spin|yield|blocking]\n";
   std::exit(2);
 }
@@ -135,11 +133,6 @@ Args parse(int argc, char** argv) {
       char* end = nullptr;
       a.gpu_share = std::strtod(v.c_str(), &end);
       if (v.empty() || *end != '\0') usage("--gpu-share expects a number in [0, 1], got '" + v + "'");
-    } else if (flag == "--gpu-sm-share") {
-      const std::string v = value();
-      char* end = nullptr;
-      a.gpu_sm_share = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0') usage("--gpu-sm-share expects a number in [0, 1], got '" + v + "'");
     }
     else if (flag == "--device-sync") a.device_sync = value();
     else if (flag == "--dump") a.dump = value();
@@ -279,8 +272,7 @@ int main(int argc, char** argv) {
     conveyor::PipelineOptions options{.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
                                       .on_error = a.on_error, .seed = a.seed,
                                       .device = a.device == "cuda" ? 0 : conveyor::cpu_device, .decode = a.decode,
-                                      .gpu_share = a.gpu_share.value_or(a.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0),
-                                      .gpu_sm_share = a.gpu_sm_share};
+                                      .gpu_share = a.gpu_share.value_or(a.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0)};
     std::optional<conveyor::AnySampler> sampler;
     if (a.shard_window > 0) {
       if (!opened.shard_sizes) throw conveyor::ConfigError("--shard-window needs a shard dataset (wds or tfrecord)");

@@ -71,18 +71,14 @@ class Loader:
     decode: where a device loader decodes JPEGs: "cpu" (the workers, bit-exact), "gpu" (gpu_share,
     default 1, of the files the GPU's hardware JPEG engines take go to them) or "auto" (the share
     set between epochs from measured rates, starting at gpu_share, default 0.5; `stats()` says it
-    and `state_dict` keeps it). gpu_sm_share: a further share of those files decoded whole by
-    nvJPEG on the GPU's SMs (default 0; gpu_share then defaults to what it leaves, or 0.5 with
-    "auto"); its batches finish tens of milliseconds after they start, so give it prefetch 8.
-    Needs a build with nvJPEG.
+    and `state_dict` keeps it). Needs a build with nvJPEG.
     """
 
     def __init__(self, dataset: Union[_conveyor.Dataset, str, os.PathLike], batch_size: int = 256, shuffle: bool = False, seed: int = 0,
                  transform: Union[ImageAugment, RawTensor, None] = None, workers: int = -1, prefetch: int = 3,
                  drop_last: bool = False, on_error: str = "raise", device: Any = "cpu", stream: Any = None,
                  distributed: Union[bool, str, Tuple[int, int]] = False, output: Optional[str] = None,
-                 shard_window: int = 0, decode: str = "cpu", gpu_share: Optional[float] = None,
-                 gpu_sm_share: float = 0.0):
+                 shard_window: int = 0, decode: str = "cpu", gpu_share: Optional[float] = None):
         if isinstance(dataset, (str, os.PathLike)):
             dataset = open_dataset(dataset)
         self.dataset = dataset
@@ -100,7 +96,7 @@ class Loader:
             dataset, self.transform._native(), batch_size=batch_size, shuffle=shuffle, seed=seed, workers=workers,
             prefetch=prefetch, drop_last=drop_last, on_error=on_error, device=_device_index(device, distributed),
             stream=_stream_handle(stream), distributed=mode, rank=rank, world_size=world, shard_window=shard_window,
-            decode=decode, gpu_share=gpu_share, gpu_sm_share=gpu_sm_share)
+            decode=decode, gpu_share=gpu_share)
         self.decode = decode
         self._convert = self._converter(output, _device_index(device, distributed) != -1)
         self._resume: Optional[Tuple[int, int]] = None  # (epoch, batches done) from load_state_dict
@@ -156,10 +152,8 @@ class Loader:
         StatefulDataLoader convention). `load_state_dict` resumes at the next batch, exactly."""
         state = {"epoch": self.epoch, "batches_done": self._done, "dataset_size": len(self.dataset),
                  "batch_size": self.batch_size, "seed": self.seed, "shuffle": int(self.shuffle)}
-        if self.decode != "cpu":  # which samples the GPU decodes: the epoch's shares
-            stats = self.stats()
-            state["gpu_share"] = stats["gpu_share"]
-            state["gpu_sm_share"] = stats["gpu_sm_share"]
+        if self.decode != "cpu":  # which samples the GPU decodes: the epoch's share
+            state["gpu_share"] = self.stats()["gpu_share"]
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
@@ -168,9 +162,6 @@ class Loader:
             if state.get(key) != mine:
                 raise _conveyor.ConfigError(f"Loader.load_state_dict: the state has {key} {state.get(key)}, "
                                             f"this loader {mine}: it would not resume the same batches")
-        if "gpu_sm_share" in state and abs(float(state["gpu_sm_share"]) - self.stats()["gpu_sm_share"]) > 1e-9:
-            raise _conveyor.ConfigError(f"Loader.load_state_dict: the state has gpu_sm_share {state['gpu_sm_share']}, "
-                                        f"this loader {self.stats()['gpu_sm_share']}: it would not resume the same batches")
         self._resume = (int(state["epoch"]), int(state["batches_done"]))
         self._impl.set_epoch(*self._resume)
         if "gpu_share" in state:

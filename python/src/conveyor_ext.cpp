@@ -336,10 +336,8 @@ using SkippedRecord = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, st
 
 // --- the loader -----------------------------------------------------------------------------------
 
-/// `decode` ("cpu", "gpu", "auto"), the engines' share to start from (auto: 0.5; gpu: 1) and the
-/// SMs' share into `o`.
-void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string& decode, std::optional<double> gpu_share,
-                double gpu_sm_share = 0) {
+/// `decode` ("cpu", "gpu", "auto") and the share to start from (auto: 0.5; gpu: 1) into `o`.
+void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string& decode, std::optional<double> gpu_share) {
   if (decode == "cpu")
     o.decode = conveyor::JpegDecode::cpu;
   else if (decode == "gpu")
@@ -348,9 +346,7 @@ void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string
     o.decode = conveyor::JpegDecode::adaptive;
   else
     throw conveyor::ConfigError(std::string(who) + ": decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
-  o.gpu_sm_share = gpu_sm_share;
-  o.gpu_share = gpu_share.value_or(o.decode == conveyor::JpegDecode::adaptive ? std::min(0.5, 1 - gpu_sm_share)
-                                                                               : 1 - gpu_sm_share);
+  o.gpu_share = gpu_share.value_or(o.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0);
 }
 
 /// What a loader and its live epoch share: the pipeline lives until both are gone.
@@ -456,7 +452,7 @@ class Loader {
          int workers, std::size_t prefetch, bool drop_last, const std::string& on_error, int device,
          std::uintptr_t stream, const std::string& distributed, std::optional<std::uint64_t> rank,
          std::optional<std::uint64_t> world_size, std::uint64_t shard_window, const std::string& decode,
-         std::optional<double> gpu_share, double gpu_sm_share)
+         std::optional<double> gpu_share)
       : core_(std::make_shared<Core>()) {
     conveyor::PipelineOptions o;
     o.batch_size = batch_size;
@@ -472,7 +468,7 @@ class Loader {
       o.on_error = conveyor::OnError::skip;
     else
       throw conveyor::ConfigError("Loader: on_error must be 'raise' or 'skip', got '" + on_error + "'");
-    set_decode(o, "Loader", decode, gpu_share, gpu_sm_share);
+    set_decode(o, "Loader", decode, gpu_share);
     conveyor::AnyDataset data = dataset.use();
     const std::uint64_t n = data.size();
     std::optional<conveyor::AnySampler> sampler;
@@ -770,10 +766,10 @@ NB_MODULE(_conveyor, m) {
   nb::class_<Loader>(m, "Loader")
       .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, bool, const std::string&,
                     int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
-                    std::uint64_t, const std::string&, std::optional<double>, double>(),
+                    std::uint64_t, const std::string&, std::optional<double>>(),
            "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "drop_last"_a,
            "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a,
-           "decode"_a, "gpu_share"_a, "gpu_sm_share"_a)
+           "decode"_a, "gpu_share"_a)
       .def("set_gpu_share", &Loader::set_gpu_share, "share"_a)
       .def("prometheus", &Loader::prometheus, "labels"_a)
       .def("batches_per_epoch", &Loader::batches_per_epoch)

@@ -106,7 +106,7 @@ bool has_nvjpeg() {
 }  // namespace
 
 // Mean difference per pixel level of each batch within 0.5 (DALI's own tests allow 1 with this
-// upsampling), and every sample the engines take decoded there: by the engines, then by the SMs.
+// upsampling), and every sample the engines take decoded there.
 TEST_CASE("GPU-decoded batches are within half a level of CPU-decoded ones on the photos", "[gpu][nvjpeg][data]") {
   if (!has_nvjpeg()) CONVEYOR_SKIP("built without nvJPEG");
   CONVEYOR_REQUIRE_SHARED_DATA(data_dir);
@@ -125,41 +125,34 @@ TEST_CASE("GPU-decoded batches are within half a level of CPU-decoded ones on th
     }
   }
   REQUIRE(whole_fits >= 20);
-  for (const double sm : {0.0, 1.0}) {
-    for (const ImageAugment& aug : {u8(ImageAugment::train(224)), u8(ImageAugment::eval())}) {
-      INFO((sm > 0 ? "SMs" : "engines"));
-      const PipelineOptions cpu{.batch_size = 16, .workers = 8, .seed = 3, .device = 0};
-      PipelineOptions gpu = cpu;
-      gpu.decode = JpegDecode::gpu;
-      gpu.gpu_share = 1 - sm;
-      gpu.gpu_sm_share = sm;
-      gpu.gpu_max_file_bytes = 4u << 20;
-      gpu.gpu_max_window_pixels = 1800 * 1200;  // the photos whole
-      PipelineStats st;
-      const auto expected = run(data, aug, cpu, 2);
-      const auto got = run(data, aug, gpu, 2, &st);
-      REQUIRE(got.size() == expected.size());
-      double worst = 0;
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        INFO("batch " << i);
-        REQUIRE(got[i].indices == expected[i].indices);
-        REQUIRE(got[i].labels == expected[i].labels);
-        const Difference d = difference(got[i], expected[i]);
-        CHECK(d.mean <= 0.5);
-        worst = std::max(worst, d.mean);
-      }
-      UNSCOPED_INFO("worst batch mean difference " << worst);
-      CHECK(st.gpu_decoded >= 2 * whole_fits);  // in each of two epochs
-      CHECK(st.gpu_sm_decoded == (sm > 0 ? st.gpu_decoded : 0));
-      CHECK(st.gpu_decode_fallbacks == 0);
-      CHECK(st.decode == "gpu");
+  for (const ImageAugment& aug : {u8(ImageAugment::train(224)), u8(ImageAugment::eval())}) {
+    const PipelineOptions cpu{.batch_size = 16, .workers = 8, .seed = 3, .device = 0};
+    PipelineOptions gpu = cpu;
+    gpu.decode = JpegDecode::gpu;
+    gpu.gpu_max_file_bytes = 4u << 20;
+    gpu.gpu_max_window_pixels = 1800 * 1200;  // the photos whole
+    PipelineStats st;
+    const auto expected = run(data, aug, cpu, 2);
+    const auto got = run(data, aug, gpu, 2, &st);
+    REQUIRE(got.size() == expected.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO("batch " << i);
+      REQUIRE(got[i].indices == expected[i].indices);
+      REQUIRE(got[i].labels == expected[i].labels);
+      const Difference d = difference(got[i], expected[i]);
+      CHECK(d.mean <= 0.5);
+      worst = std::max(worst, d.mean);
     }
+    UNSCOPED_INFO("worst batch mean difference " << worst);
+    CHECK(st.gpu_decoded >= 2 * whole_fits);  // in each of two epochs
+    CHECK(st.gpu_decode_fallbacks == 0);
+    CHECK(st.decode == "gpu");
   }
 }
 
 // Slots reused as fast as they come back (two slots, a consumer that only copies): a decode that
-// wrote into a window the previous kernel was still reading would show as a batch far off. The
-// engines alone, then with the SMs taking a share (in batches padded up to nvJPEG's 51).
+// wrote into a window the previous kernel was still reading would show as a batch far off.
 TEST_CASE("GPU decodes into reused slots never corrupt a batch", "[gpu][nvjpeg][race]") {
   if (!has_nvjpeg()) CONVEYOR_SKIP("built without nvJPEG");
   InMemory data;
@@ -169,34 +162,23 @@ TEST_CASE("GPU decodes into reused slots never corrupt a batch", "[gpu][nvjpeg][
              i % 4);
   const ImageAugment aug = u8(ImageAugment{.crop = RandomResizedCrop{.size = 64}, .flip = {.p = 0.5}});
   const PipelineOptions cpu{.batch_size = 8, .workers = 12, .prefetch = 2, .seed = 9, .device = 0};
+  PipelineOptions gpu = cpu;
+  gpu.decode = JpegDecode::gpu;
   const auto expected = run(data, aug, cpu, 6);
-  for (const double sm : {0.0, 0.5}) {
-    INFO("SMs' share " << sm);
-    PipelineOptions gpu = cpu;
-    gpu.decode = JpegDecode::gpu;
-    gpu.gpu_share = 1 - sm;
-    gpu.gpu_sm_share = sm;
-    PipelineStats st;
-    const auto got = run(data, aug, gpu, 6, &st);
-    REQUIRE(got.size() == expected.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      INFO("batch " << i);
-      REQUIRE(got[i].indices == expected[i].indices);
-      const Difference d = difference(got[i], expected[i]);
-      CHECK(d.mean <= 1.5);  // random pixels: every block is an edge for the upsampling
-    }
-    CHECK(st.gpu_decoded == 6 * 96);
-    if (sm > 0) {
-      CHECK(st.gpu_sm_decoded > 6 * 96 / 4);
-      CHECK(st.gpu_sm_decoded < 6 * 96 * 3 / 4);
-    } else {
-      CHECK(st.gpu_sm_decoded == 0);
-    }
+  PipelineStats st;
+  const auto got = run(data, aug, gpu, 6, &st);
+  REQUIRE(got.size() == expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("batch " << i);
+    REQUIRE(got[i].indices == expected[i].indices);
+    const Difference d = difference(got[i], expected[i]);
+    CHECK(d.mean <= 1.5);  // random pixels: every block is an edge for the upsampling
   }
+  CHECK(st.gpu_decoded == 6 * 96);
 }
 
-// Which decoder takes a sample is its own draw, so shares give the same bits for any number of
-// workers, and what the CPU decodes is the CPU's exactly: engines and CPU, then all three.
+// Which decoder takes a sample is its own draw, so a share gives the same bits for any number of
+// workers, and what the CPU decodes is the CPU's exactly.
 TEST_CASE("a GPU share splits samples the same way for any worker count", "[gpu][nvjpeg]") {
   if (!has_nvjpeg()) CONVEYOR_SKIP("built without nvJPEG");
   const InMemory data = conveyor_test::jpeg_dataset(120, 4);
@@ -211,28 +193,20 @@ TEST_CASE("a GPU share splits samples the same way for any worker count", "[gpu]
     }
   }
   REQUIRE(eligible >= 40);
-  for (const double sm : {0.0, 0.3}) {
-    INFO("SMs' share " << sm);
-    PipelineOptions o{.batch_size = 16, .workers = 2, .seed = 21, .device = 0, .decode = JpegDecode::gpu,
-                      .gpu_share = 0.5 - sm / 2, .gpu_sm_share = sm};
-    PipelineStats two, many;
-    const auto a = run(data, aug, o, 2, &two);
-    o.workers = 12;
-    const auto b = run(data, aug, o, 2, &many);
-    REQUIRE(a.size() == b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      INFO("batch " << i);
-      REQUIRE(a[i].images == b[i].images);  // bit for bit
-    }
-    CHECK(two.gpu_decoded == many.gpu_decoded);
-    CHECK(two.gpu_sm_decoded == many.gpu_sm_decoded);
-    const double device = 2 * eligible * (0.5 + sm / 2);  // in each of two epochs
-    CHECK(two.gpu_decoded > device - 25);
-    CHECK(two.gpu_decoded < device + 25);
-    CHECK((sm > 0) == (two.gpu_sm_decoded > 0));
-    CHECK(two.gpu_share == 0.5 - sm / 2);
-    CHECK(two.gpu_sm_share == sm);
+  PipelineOptions o{.batch_size = 16, .workers = 2, .seed = 21, .device = 0, .decode = JpegDecode::gpu, .gpu_share = 0.5};
+  PipelineStats two, many;
+  const auto a = run(data, aug, o, 2, &two);
+  o.workers = 12;
+  const auto b = run(data, aug, o, 2, &many);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("batch " << i);
+    REQUIRE(a[i].images == b[i].images);  // bit for bit
   }
+  CHECK(two.gpu_decoded == many.gpu_decoded);
+  CHECK(two.gpu_decoded > eligible - 25);  // half of them in each of two epochs
+  CHECK(two.gpu_decoded < eligible + 25);
+  CHECK(two.gpu_share == 0.5);
 }
 
 TEST_CASE("files the engines do not take stay on the CPU bit for bit", "[gpu][nvjpeg]") {

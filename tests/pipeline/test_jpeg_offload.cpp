@@ -78,37 +78,20 @@ TEST_CASE("a sample draws the device from its own stream: the share, and the sam
     INFO("share " << share);
     int drawn = 0;
     for (std::uint64_t i = 0; i < 20000; ++i) {
-      const JpegRoute d = route_jpeg(7, 3, i, share);
-      REQUIRE(d == route_jpeg(7, 3, i, share));
-      REQUIRE(d != JpegRoute::sm);
-      drawn += d == JpegRoute::engines;
+      const bool d = draws_device(7, 3, i, share);
+      REQUIRE(d == draws_device(7, 3, i, share));
+      drawn += d;
     }
     CHECK(drawn / 20000.0 == Approx(share).margin(0.015));
   }
   // Another epoch or seed draws other samples.
   int same_epoch = 0, same_seed = 0;
   for (std::uint64_t i = 0; i < 2000; ++i) {
-    same_epoch += route_jpeg(7, 3, i, 0.5) == route_jpeg(7, 4, i, 0.5);
-    same_seed += route_jpeg(7, 3, i, 0.5) == route_jpeg(8, 3, i, 0.5);
+    same_epoch += draws_device(7, 3, i, 0.5) == draws_device(7, 4, i, 0.5);
+    same_seed += draws_device(7, 3, i, 0.5) == draws_device(8, 3, i, 0.5);
   }
   CHECK(same_epoch < 1150);
   CHECK(same_seed < 1150);
-}
-
-TEST_CASE("the SMs' share takes the draws above the engines' and leaves the engines' samples theirs", "[offload]") {
-  for (auto [engines, sm] : {std::pair{0.3, 0.4}, {0.0, 1.0}, {0.0, 0.25}, {0.6, 0.4}, {0.5, 0.0}}) {
-    INFO("engines " << engines << ", SMs " << sm);
-    std::map<JpegRoute, int> count;
-    for (std::uint64_t i = 0; i < 20000; ++i) {
-      const JpegRoute r = route_jpeg(7, 3, i, engines, sm);
-      ++count[r];
-      // The engines' samples are the same ones whatever the SMs' share.
-      REQUIRE((r == JpegRoute::engines) == (route_jpeg(7, 3, i, engines) == JpegRoute::engines));
-    }
-    CHECK(count[JpegRoute::engines] / 20000.0 == Approx(engines).margin(0.015));
-    CHECK(count[JpegRoute::sm] / 20000.0 == Approx(sm).margin(0.015));
-    CHECK(count[JpegRoute::cpu] / 20000.0 == Approx(1 - engines - sm).margin(0.015));
-  }
 }
 
 TEST_CASE("a slot's places for device decodes do not overlap and keep their alignment", "[offload]") {
@@ -125,7 +108,7 @@ TEST_CASE("a slot's places for device decodes do not overlap and keep their alig
   CHECK(L.device_bytes() >= L.window_offset(4) + 3001);
 }
 
-TEST_CASE("decode = gpu is refused on the CPU backend, and shares outside [0, 1] or summing above 1", "[offload][config]") {
+TEST_CASE("decode = gpu is refused on the CPU backend and a share outside [0, 1] is refused", "[offload][config]") {
   const InMemory data = conveyor_test::jpeg_dataset(4);
   const auto build = [&](PipelineOptions o) { BatchPipeline p(data, SequentialSampler(data.size()), ImageAugment::train(32), o); };
   REQUIRE_THROWS_WITH(build({.batch_size = 2, .workers = 1, .decode = JpegDecode::gpu}),
@@ -134,11 +117,6 @@ TEST_CASE("decode = gpu is refused on the CPU backend, and shares outside [0, 1]
                       Catch::Contains("decode = auto decodes on a device"));
   REQUIRE_THROWS_WITH(build({.batch_size = 2, .workers = 1, .gpu_share = 1.5}), Catch::Contains("gpu_share must be in [0, 1]"));
   REQUIRE_THROWS_WITH(build({.batch_size = 2, .workers = 1, .gpu_share = -0.1}), Catch::Contains("gpu_share must be in [0, 1]"));
-  REQUIRE_THROWS_WITH(build({.batch_size = 2, .workers = 1, .gpu_sm_share = 1.5}),
-                      Catch::Contains("gpu_sm_share must be in [0, 1]"));
-  REQUIRE_THROWS_WITH(build({.batch_size = 2, .workers = 1, .device = 0, .decode = JpegDecode::gpu, .gpu_share = 0.7,
-                             .gpu_sm_share = 0.4}),
-                      Catch::Contains("gpu_share + gpu_sm_share must be at most 1"));
   // decode = cpu, the default, stays bit-exact on the CPU backend and reports no device decode.
   BatchPipeline p(data, SequentialSampler(data.size()), ImageAugment::train(32), {.batch_size = 2, .workers = 1});
   for (const Batch& b : p) (void)b;
@@ -222,16 +200,6 @@ TEST_CASE("the adaptive share's model predicts the measured share sweeps", "[off
   CHECK(best_gpu_share(fast) == 1.0);
   // Nothing measured: no reason to move off the device.
   CHECK(best_gpu_share({}) == 1.0);
-  // The SMs' fixed share moves samples off the workers, so the engines need less of the rest,
-  // and never more than it leaves.
-  OffloadRates with_sm = r;
-  with_sm.sm_share = 0.3;
-  const double s_sm = best_gpu_share(with_sm);
-  CHECK(s_sm < s);
-  CHECK(offload_batch_seconds(with_sm, s_sm) < offload_batch_seconds(r, s));
-  with_sm.sm_share = 0.95;
-  CHECK(best_gpu_share(with_sm) <= 0.05 + 1e-9);
-  CHECK(best_gpu_share(OffloadRates{.sm_share = 0.4}) == Approx(0.6));
 }
 
 TEST_CASE("the adaptive step takes its rates from the stats of the epochs since the last change", "[offload]") {
@@ -264,16 +232,6 @@ TEST_CASE("the adaptive step takes its rates from the stats of the epochs since 
   OffloadRates expected = h200_rates(16);
   expected.eligible = 2755.0 / (0.3 * 10000);
   CHECK(*s == Approx(best_gpu_share(expected)).margin(0.002));
-  // With the SMs taking a share too: their decodes are not the engines', and the share found
-  // leaves theirs.
-  PipelineStats with_sm = now;
-  with_sm.gpu_decoded += 2000;
-  with_sm.gpu_sm_decoded = 2000;
-  const std::optional<double> s_sm = detail::rebalanced_gpu_share(with_sm, last, 16, 256, 0.3);
-  REQUIRE(s_sm);
-  expected.sm_share = 0.3;
-  CHECK(*s_sm == Approx(best_gpu_share(expected)).margin(0.002));
-  CHECK(*s_sm < *s);
   // No device decode since the last change: nothing to go on.
   PipelineStats idle = last;
   idle.images += 5000;

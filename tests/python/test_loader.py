@@ -113,8 +113,6 @@ def test_errors_keep_their_kind_and_fields(samples, tmp_path):
         conveyor.Loader(data, decode="gpu")  # the CPU backend decodes on its workers
     with pytest.raises(conveyor.ConfigError, match=r"gpu_share must be in \[0, 1\]"):
         conveyor.Loader(data, gpu_share=2.0)
-    with pytest.raises(conveyor.ConfigError, match=r"gpu_sm_share must be in \[0, 1\]"):
-        conveyor.Loader(data, gpu_sm_share=-0.5)
     with pytest.raises(OSError) as missing:
         conveyor.ImageFolder(str(tmp_path / "none"))
     assert isinstance(missing.value, conveyor.IoError) and missing.value.path.endswith("none")

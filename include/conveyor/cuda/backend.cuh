@@ -62,7 +62,7 @@ class CudaBackend final : public DeviceBackend {
     check_device(c.device);
     DeviceGuard guard(c.device);
     consumer_ = c.consumer ? c.consumer : cudaStreamLegacy;
-    load_.emplace(std::min(0, Stream::greatest_priority() + 1));  // above the SMs' JPEG decodes (lowest)
+    load_.emplace(0);
     augment_.emplace(Stream::greatest_priority());  // its kernels gate the consumer
     const DeviceStepConfig step_config{c.device, c.slots, c.batch_size, c.layout, c.sample_bytes};
     for (const DeviceStepSpec& spec : c.steps) {

@@ -15,10 +15,6 @@
 /// A batch the engines refuse is decoded one file at a time, and a file they refuse alone is
 /// decoded by libjpeg-turbo on this thread and copied into place (counted as a fallback); a file
 /// libjpeg-turbo refuses too fails its batch with a `SampleError`.
-///
-/// Jobs routed to the SMs (`JpegRoute::sm`, with `DecodeJpegs::sm`) go to nvJPEG's decoder there
-/// (cuda/jpeg_sm_decoder.cuh), queued before the engines' call so the two run at once; a batch it
-/// refuses is decoded by libjpeg-turbo, file by file.
 
 #include <conveyor/config.hpp>
 
@@ -30,8 +26,6 @@
 #include <conveyor/core/error.hpp>
 #include <conveyor/cuda/buffer.hpp>
 #include <conveyor/cuda/error.hpp>
-#include <conveyor/cuda/jpeg_sm_decoder.cuh>
-#include <conveyor/cuda/nvjpeg.cuh>
 #include <conveyor/cuda/stream.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/device/step.hpp>
@@ -51,6 +45,11 @@
 namespace conveyor {
 inline namespace v0 {
 namespace cuda {
+
+/// @throws Error naming the nvJPEG call and its status.
+inline void check_nvjpeg(nvjpegStatus_t status, const char* call) {
+  if (status != NVJPEG_STATUS_SUCCESS) throw Error(std::string("nvJPEG: ") + call + " returned status " + std::to_string(int(status)));
+}
 
 class JpegDecodeStep final : public DeviceStep {
  public:
@@ -74,7 +73,6 @@ class JpegDecodeStep final : public DeviceStep {
       check_nvjpeg(nvjpegDecodeBatchedPreAllocate(handle_, state_, static_cast<int>(c.batch_size), 640, 480,
                                                   NVJPEG_CSS_420, NVJPEG_OUTPUT_RGBI),
                    "nvjpegDecodeBatchedPreAllocate");
-      if (spec.sm) sm_ = std::make_unique<SmJpegDecoder>(c.slots, c.batch_size);
     } catch (...) {
       release();
       throw;
@@ -90,10 +88,6 @@ class JpegDecodeStep final : public DeviceStep {
   void after_upload(const StepContext& s) override {
     collect(s.slot);
     gather(s);
-    if (!sm_jobs_.empty()) {
-      if (!sm_->decode(s.slot, sm_jobs_, s.stream)) decode_on_cpu(sm_jobs_, s.stream);
-      sm_decoded_ += sm_jobs_.size();
-    }
     if (jobs_.empty()) return;
     const StreamRef stream(s.stream);
     Timing& t = timing_[s.slot];
@@ -112,8 +106,7 @@ class JpegDecodeStep final : public DeviceStep {
 
   void add_stats(DeviceStats& st) override {
     for (std::size_t slot = 0; slot < timing_.size(); ++slot) collect(slot);
-    st.gpu_decoded += decoded_ + sm_decoded_;
-    st.gpu_sm_decoded += sm_decoded_;
+    st.gpu_decoded += decoded_;
     st.gpu_decode_fallbacks += fallbacks_;
     st.gpu_decode_seconds += seconds_;
     st.gpu_decode_call_seconds += call_seconds_;
@@ -125,24 +118,31 @@ class JpegDecodeStep final : public DeviceStep {
     TimedEvent start, end;
     bool pending = false;
   };
-  /// The slot's jobs, in batch order: the engines' and the SMs'.
+  /// One job's inputs and output, gathered from the slot's sections.
+  struct Job {
+    const unsigned char* file = nullptr;
+    std::size_t bytes = 0;
+    nvjpegImage_t out{};
+    JpegJob job{};
+  };
+
+  /// The slot's jobs, in batch order.
   void gather(const StepContext& s) {
     const std::byte* host = c_.layout.one_sided(s.host_arena);
     auto* dev = const_cast<std::byte*>(c_.layout.one_sided(s.arena));  // the device section is this step's to write
     const JpegOffloadLayout& L = spec_.layout;
     jobs_.clear();
-    sm_jobs_.clear();
     for (std::size_t pos = 0; pos < s.count; ++pos) {
       JpegJob j;
       std::memcpy(&j, host + L.job_offset(pos), sizeof j);
       if (j.file_bytes == 0) continue;
-      DeviceJpeg job;
+      Job job;
       job.file = reinterpret_cast<const unsigned char*>(host + L.file_offset(pos));
       job.bytes = j.file_bytes;
       job.out.channel[0] = reinterpret_cast<unsigned char*>(dev + L.window_offset(pos));
       job.out.pitch[0] = std::size_t(j.width) * 3;
       job.job = j;
-      (j.route == JpegRoute::sm && sm_ ? sm_jobs_ : jobs_).push_back(job);
+      jobs_.push_back(job);
     }
   }
 
@@ -151,7 +151,7 @@ class JpegDecodeStep final : public DeviceStep {
     files_.clear();
     lengths_.clear();
     for (int k = 0; k < n; ++k) {
-      const DeviceJpeg& j = jobs_[first + k];
+      const Job& j = jobs_[first + k];
       check_nvjpeg(nvjpegDecodeParamsSetROI(params_[k], j.job.x, j.job.y, j.job.width, j.job.height),
                    "nvjpegDecodeParamsSetROI");
       files_.push_back(j.file);
@@ -172,21 +172,13 @@ class JpegDecodeStep final : public DeviceStep {
 
   /// After a refused batch: each file alone, and libjpeg-turbo for a file the engines refuse.
   void decode_one_by_one(const StepContext& s) {
-    refused_.clear();
-    for (int k = 0; k < static_cast<int>(jobs_.size()); ++k)
-      if (decode(k, 1, s.stream) != NVJPEG_STATUS_SUCCESS) refused_.push_back(jobs_[k]);
-    decode_on_cpu(refused_, s.stream);
-  }
-
-  /// Decodes `jobs` with libjpeg-turbo on this thread and copies each into place on `stream`
-  /// (counted as fallbacks).
-  /// @throws SampleError for a file libjpeg-turbo refuses too.
-  void decode_on_cpu(std::span<const DeviceJpeg> jobs, cudaStream_t stream) {
     bool copied = false;
-    for (const DeviceJpeg& j : jobs) {
+    for (int k = 0; k < static_cast<int>(jobs_.size()); ++k) {
+      if (decode(k, 1, s.stream) == NVJPEG_STATUS_SUCCESS) continue;
+      const Job& j = jobs_[k];
       const std::size_t bytes = std::size_t(j.job.width) * j.job.height * 3;
-      if (copied) CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));  // the last copy has read the scratch
       if (scratch_.size() < bytes) scratch_ = PinnedBuffer(bytes);
+      if (copied) CONVEYOR_CUDA_TRY(cudaStreamSynchronize(s.stream));  // the last copy has read the scratch
       try {
         cpu_.read_header(std::span(reinterpret_cast<const std::byte*>(j.file), j.bytes));
         cpu_.decode_columns({j.job.x, j.job.y, j.job.width, j.job.height, 8},
@@ -194,11 +186,11 @@ class JpegDecodeStep final : public DeviceStep {
       } catch (const DecodeError& e) {
         throw SampleError(j.job.index, "", std::string("the device JPEG decoder and libjpeg-turbo both refused it: ") + e.reason());
       }
-      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(j.out.channel[0], scratch_.data(), bytes, cudaMemcpyHostToDevice, stream));
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(j.out.channel[0], scratch_.data(), bytes, cudaMemcpyHostToDevice, s.stream));
       copied = true;
       ++fallbacks_;
     }
-    if (copied) CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (copied) CONVEYOR_CUDA_TRY(cudaStreamSynchronize(s.stream));
   }
 
   /// Adds a slot's last decode time once the device has run it.
@@ -225,8 +217,7 @@ class JpegDecodeStep final : public DeviceStep {
   nvjpegJpegState_t state_ = nullptr;  // one: only the stager thread decodes
   std::vector<nvjpegDecodeParams_t> params_;
   int batch_ = 0;  // the size the state is initialised for (0: none)
-  std::vector<DeviceJpeg> jobs_, sm_jobs_, refused_;
-  std::unique_ptr<SmJpegDecoder> sm_;  // with DecodeJpegs::sm
+  std::vector<Job> jobs_;
   std::vector<const unsigned char*> files_;
   std::vector<std::size_t> lengths_;
   // Not a std::vector: nvcc 13.0 crashes destroying a vector of nvJPEG's anonymous-struct typedef.
@@ -234,7 +225,7 @@ class JpegDecodeStep final : public DeviceStep {
   std::vector<Timing> timing_;  // per slot
   ImageDecoder cpu_;            // the fallback
   PinnedBuffer scratch_;
-  std::uint64_t decoded_ = 0, sm_decoded_ = 0, fallbacks_ = 0;
+  std::uint64_t decoded_ = 0, fallbacks_ = 0;
   double seconds_ = 0, call_seconds_ = 0;
   LinearFit calls_;  // each slot's batched call: host seconds against images
 };

@@ -6,10 +6,9 @@
 /// (cuda/jpeg_decode_step.cuh), registered only in programs built with nvJPEG.
 ///
 /// Which decoder takes a sample is a pure function of the sample, its header and the settings:
-/// a JPEG the engines decode exactly (`engine_decodable`), with a window (for the SMs, the whole
-/// image) and a file that fit their per-sample room, goes to a device decoder when its own draw
-/// from (seed, epoch, index) falls in that decoder's share (`route_jpeg`). So batches are the same
-/// bits whatever the worker count or timing.
+/// a JPEG the engines decode exactly (`engine_decodable`), with a window and a file that fit their
+/// per-sample room, goes to the device when its own draw from (seed, epoch, index) falls below
+/// the device's share. So batches are the same bits whatever the worker count or timing.
 ///
 /// A slot's sections for them (`SlotLayout::host_only`, `device_only`), per batch position p:
 ///   host (pinned, not uploaded)   [jobs: batch x JpegJob][files: batch x max_file_bytes]
@@ -44,21 +43,12 @@ inline namespace v0 {
   return j.h_sampling[0] >= 1 && j.h_sampling[0] <= 2 && j.v_sampling[0] >= 1 && j.v_sampling[0] <= 2;
 }
 
-/// Which decoder a sample draws: the CPU's, the hardware engines (a window, through nvJPEG's
-/// batched hardware call) or nvJPEG's decoder on the SMs (the whole image, through its batched
-/// GPU_HYBRID call, which decodes Huffman on the device).
-enum class JpegRoute : std::uint8_t { cpu, engines, sm };
-
-/// The decoder sample `index` of `epoch` draws, for the engines' share `engines` and the SMs'
-/// share `sm` (each in [0, 1], summing to at most 1): one draw u in [0, 1) from (seed, epoch,
-/// index), the engines below `engines`, the SMs in the `sm` above it, the CPU for the rest.
-[[nodiscard]] inline JpegRoute route_jpeg(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index, double engines,
-                                          double sm = 0) noexcept {
-  if (engines <= 0 && sm <= 0) return JpegRoute::cpu;
-  if (engines >= 1) return JpegRoute::engines;
+/// Whether sample `index` of `epoch` draws the device, for a device share `share` in [0, 1].
+[[nodiscard]] inline bool draws_device(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index, double share) noexcept {
+  if (share <= 0) return false;
+  if (share >= 1) return true;
   CounterRng rng(seed, epoch, index, RngOp::decoder);
-  const double u = rng.uniform();
-  return u < engines ? JpegRoute::engines : u < engines + sm ? JpegRoute::sm : JpegRoute::cpu;
+  return rng.uniform() < share;
 }
 
 /// What `JpegDecode::adaptive` measures, per sample, per batch and per call.
@@ -73,7 +63,6 @@ struct OffloadRates {
   double call_fixed_seconds = 0;  ///< the stager's time in a batched decode call: a + b n for n images
   double call_image_seconds = 0;  ///< b
   double stager_seconds = 0;      ///< the stager's other host time per batch (uploads, launches)
-  double sm_share = 0;            ///< the SMs' fixed share of the eligible samples
 };
 
 /// How far the workers' and the stager's batch times add where they are close. With the slots a
@@ -82,27 +71,25 @@ struct OffloadRates {
 /// and 16 workers on an H200 (benchmarks/RESULTS.md): within 4 % r.m.s. of the 14 measured periods.
 inline constexpr double offload_overlap_exponent = 3.5;
 
-/// The period of a batch at the engines' share s. The engines get n = e s batch of its samples,
-/// the SMs e m batch (m: `sm_share`; their host cost is part of the stager's other time).
-///   workers' time W = batch (read + (1 - e) other + e (1 - s - m) cpu + e (s + m) offload) / workers
+/// The period of a batch at device share s. The device gets n = e s batch of its samples.
+///   workers' time W = batch (read + (1 - e) other + e (1 - s) cpu + e s offload) / workers
 ///   stager's time T = stager + (a + b n, where n > 0)
 [[nodiscard]] inline double offload_batch_seconds(const OffloadRates& r, double s) noexcept {
-  const double e = r.eligible, n = e * s * r.batch, d = s + r.sm_share;
+  const double e = r.eligible, n = e * s * r.batch;
   const double w = r.batch *
-                   (r.read_seconds + (1 - e) * r.other_seconds + e * (1 - d) * r.cpu_seconds + e * d * r.offload_seconds) /
+                   (r.read_seconds + (1 - e) * r.other_seconds + e * (1 - s) * r.cpu_seconds + e * s * r.offload_seconds) /
                    r.workers;
   const double t = r.stager_seconds + (n > 0 ? r.call_fixed_seconds + r.call_image_seconds * n : 0.0);
   const double p = offload_overlap_exponent;
   return std::pow(std::pow(w, p) + std::pow(t, p), 1 / p);
 }
 
-/// The share in [0, 1 - sm_share] (to 0.001) with the shortest period: where the workers' time,
-/// falling with s, meets the stager's, rising with it; all the rest when nothing was measured.
+/// The share in [0, 1] (to 0.001) with the shortest period: where the workers' time, falling with
+/// s, meets the stager's, rising with it; 1 when nothing was measured.
 [[nodiscard]] inline double best_gpu_share(const OffloadRates& r) noexcept {
-  const int last = static_cast<int>(std::floor(1000 * (1 - r.sm_share) + 1e-6));
-  if (!(r.call_image_seconds > 0) || !(r.eligible > 0) || !(r.cpu_seconds > r.offload_seconds)) return last / 1000.0;
+  if (!(r.call_image_seconds > 0) || !(r.eligible > 0) || !(r.cpu_seconds > r.offload_seconds)) return 1.0;
   double best = 0, best_period = offload_batch_seconds(r, 0);
-  for (int i = 1; i <= last; ++i) {
+  for (int i = 1; i <= 1000; ++i) {
     const double period = offload_batch_seconds(r, i / 1000.0);
     if (period < best_period) best = i / 1000.0, best_period = period;
   }
@@ -110,13 +97,11 @@ inline constexpr double offload_overlap_exponent = 3.5;
 }
 
 /// One sample's device decode: its file at its place in the host section, and the window to
-/// decode into its place in the device section (full scale: the engines ignore DCT scale factors;
-/// the whole image for the SMs, which take no window).
+/// decode into its place in the device section (full scale: the engines ignore DCT scale factors).
 struct JpegJob {
   std::uint64_t file_bytes = 0;  ///< 0: the sample is not decoded on the device
   std::int32_t x = 0, y = 0, width = 0, height = 0;  ///< the window, in stored pixels
   std::uint64_t index = 0;  ///< the sample's dataset index, for errors
-  JpegRoute route = JpegRoute::engines;  ///< engines or sm
 };
 
 /// Per-sample room for device decodes, and the slot sections it makes.
@@ -138,11 +123,11 @@ struct JpegOffloadLayout {
 };
 
 /// A sample's place for a device decode, handed to `DeviceTransform::stage` through
-/// `StagingArea::device_jpeg` in a pipeline with a device decoder; used when the sample's `route`
-/// is a device decoder (otherwise the transform only reports its CPU decode of a file the engines
-/// could take apart, for `JpegDecode::adaptive`).
+/// `StagingArea::device_jpeg` in a pipeline with a device decoder; used when the sample `drawn`
+/// the device (otherwise the transform only reports its CPU decode of a file the engines could
+/// take apart, for `JpegDecode::adaptive`).
 struct DeviceJpegPlace {
-  JpegRoute route = JpegRoute::cpu;
+  bool drawn = false;
   JpegJob* job = nullptr;
   std::byte* file = nullptr;   ///< max_file_bytes of pinned memory
   std::size_t max_file_bytes = 0;
@@ -158,7 +143,6 @@ struct DecodeJpegs {
       "build with the CUDA toolkit's nvJPEG (or CONVEYOR_NVJPEG_ROOT pointing at one)";
   JpegOffloadLayout layout{};
   DecodeOptions decode{};  ///< for the CPU fallback of a file the engines refuse
-  bool sm = false;         ///< whether samples are routed to the SMs too (`PipelineOptions::gpu_sm_share`)
 };
 
 }  // namespace v0

@@ -34,8 +34,7 @@ struct DeviceStats {
   std::uint64_t pinned_bytes = 0;
   std::uint64_t device_bytes = 0;
   std::uint64_t gpu_decoded = 0;        ///< JPEGs decoded on the device
-  std::uint64_t gpu_sm_decoded = 0;     ///< of those, by nvJPEG's decoder on the SMs
-  std::uint64_t gpu_decode_fallbacks = 0;  ///< of those, refused by the device and decoded on the CPU
+  std::uint64_t gpu_decode_fallbacks = 0;  ///< of those, refused by the engines and decoded on the CPU
   double gpu_decode_seconds = 0;       ///< the device decodes' time on the load stream, from device events
   double submit_seconds = 0;           ///< host time the stager thread spent submitting batches
   double gpu_decode_call_seconds = 0;  ///< of that, host time inside the device decoder's calls

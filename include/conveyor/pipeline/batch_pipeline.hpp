@@ -114,13 +114,12 @@ class BatchPipeline {
   /// Sets the device's share of the JPEGs its engines take for the next loop (with `decode` gpu
   /// or auto): resuming an adaptive run with the share its `stats().gpu_share` reported gives the
   /// batches it would have given. auto goes on adapting from the epoch after.
-  /// @throws ConfigError for a share outside [0, 1 - gpu_sm_share] or a pipeline without a device decoder; Error
+  /// @throws ConfigError for a share outside [0, 1] or a pipeline without a device decoder; Error
   ///         while an epoch is being iterated.
   void set_gpu_share(double share) {
     if (!offload_) throw ConfigError("BatchPipeline::set_gpu_share: this pipeline decodes JPEGs on the CPU (decode = cpu)");
-    if (!(share >= 0 && share + o_.gpu_sm_share <= 1 + 1e-9))
-      throw ConfigError("BatchPipeline::set_gpu_share: the share must be in [0, 1 - gpu_sm_share], got " +
-                        std::to_string(share) + " with gpu_sm_share " + std::to_string(o_.gpu_sm_share));
+    if (!(share >= 0 && share <= 1))
+      throw ConfigError("BatchPipeline::set_gpu_share: the share must be in [0, 1], got " + std::to_string(share));
     std::lock_guard lock(ring_->mutex);
     if (schedule_->live()) throw Error("BatchPipeline::set_gpu_share: an epoch is being iterated; finish or leave the loop first");
     gpu_share_ = share;
@@ -176,7 +175,6 @@ class BatchPipeline {
                                           ring_->host_bytes(), device ? &*device : nullptr);
     st.decode = to_string(o_.decode);
     st.gpu_share = gpu_share_;
-    st.gpu_sm_share = offload_ ? o_.gpu_sm_share : 0.0;
     return st;
   }
 
@@ -304,8 +302,7 @@ class BatchPipeline {
   /// last change measured (detail/offload.hpp).
   void rebalance_gpu_share() {
     PipelineStats now = stats();
-    const std::optional<double> share = detail::rebalanced_gpu_share(now, last_measured_, std::max(o_.workers, 1), o_.batch_size,
-                                                                          o_.gpu_sm_share);
+    const std::optional<double> share = detail::rebalanced_gpu_share(now, last_measured_, std::max(o_.workers, 1), o_.batch_size);
     if (!share) return;
     last_measured_ = std::move(now);
     std::lock_guard lock(ring_->mutex);

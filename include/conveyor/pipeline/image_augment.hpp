@@ -210,10 +210,10 @@ struct ImageAugment {
   /// @throws DecodeError when the bytes are not a decodable image.
   [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> image,
                                       StagingArea& area, Workspace& ws) const {
-    if (area.device_jpeg && area.device_jpeg->route != JpegRoute::cpu)
+    if (area.device_jpeg && area.device_jpeg->drawn)
       if (const std::optional<ops::SamplePlan> p = stage_for_device_decode(ctx, image, *area.device_jpeg, area, ws)) return *p;
     DecodeJob job = plan_decode(ctx, image, ws);
-    const bool engine_able = area.device_jpeg && area.device_jpeg->route == JpegRoute::cpu && ws.decoder.format() == ImageFormat::jpeg &&
+    const bool engine_able = area.device_jpeg && !area.device_jpeg->drawn && ws.decoder.format() == ImageFormat::jpeg &&
                              engine_decodable(ws.decoder.jpeg_info());
     std::optional<std::size_t> at;
     if (job.plan.x.scale <= max_device_scale && job.plan.y.scale <= max_device_scale)
@@ -231,25 +231,23 @@ struct ImageAugment {
     return p;
   }
 
-  /// Stages a sample that drew a device JPEG decoder: plans its window at full scale (the engines
-  /// do not scale; the SMs decode the whole image), copies its file to its place and writes its
-  /// job; the plan reads the window where the device will decode it. Nothing, when the device
-  /// would not decode it exactly or it does not fit its place: the CPU takes it, as the same
-  /// function of its bytes always does.
+  /// Stages a sample that drew the device's JPEG decoder: plans its window at full scale (the
+  /// engines do not scale), copies its file to its place and writes its job; the plan reads the
+  /// window where the device will decode it. Nothing, when the engines would not decode it exactly
+  /// or it does not fit its place: the CPU takes it, as the same function of its bytes always does.
   [[nodiscard]] std::optional<ops::SamplePlan> stage_for_device_decode(const SampleContext& ctx,
                                                                        std::span<const std::byte> image,
                                                                        const DeviceJpegPlace& place, StagingArea& area,
                                                                        Workspace& ws) const {
     if (image.size() > place.max_file_bytes) return std::nullopt;
     StageTimer timer(ctx, offload_stage, false);  // counted only when staged
-    DecodeJob job = plan_decode(ctx, image, ws, false);
+    const DecodeJob job = plan_decode(ctx, image, ws, false);
     if (ws.decoder.format() != ImageFormat::jpeg || !engine_decodable(ws.decoder.jpeg_info())) return std::nullopt;
-    if (place.route == JpegRoute::sm) job.widen_to_image(ws.decoder.jpeg_info().width, ws.decoder.jpeg_info().height);
     if (job.bytes() > place.max_window_bytes || job.plan.x.scale > max_device_scale ||
         job.plan.y.scale > max_device_scale)
       return std::nullopt;
     std::memcpy(place.file, image.data(), image.size());
-    *place.job = {image.size(), job.region.x, job.region.y, job.region.width, job.region.height, 0, place.route};
+    *place.job = {image.size(), job.region.x, job.region.y, job.region.width, job.region.height};
     timer.count_sample();
     area.allocator->forgo();
     return job.finish(place.window_offset);
@@ -266,12 +264,6 @@ struct ImageAugment {
 
     [[nodiscard]] std::size_t bytes() const noexcept {
       return std::size_t(region.width) * std::size_t(region.height) * 3;
-    }
-    /// The whole stored image (`width` x `height`, at full scale) as the window.
-    void widen_to_image(int width, int height) noexcept {
-      region = {0, 0, width, height, 8};
-      whole = true;
-      x0 = y0 = 0;
     }
     /// The plan reading a window decoded at byte `offset` of its buffer (rows packed).
     [[nodiscard]] ops::SamplePlan finish(std::int64_t offset) const noexcept {

@@ -22,7 +22,7 @@ enum class OnError : std::uint8_t {
 /// Where a device pipeline decodes JPEGs (`PipelineOptions::decode`; device/jpeg_offload.hpp).
 enum class JpegDecode : std::uint8_t {
   cpu,       ///< on the worker threads (libjpeg-turbo), bit-exact: the default
-  gpu,       ///< `gpu_share` of the JPEGs the engines take on them, `gpu_sm_share` on the SMs, the rest on the CPU
+  gpu,       ///< `gpu_share` of the JPEGs the engines take, on the device; the rest on the CPU
   adaptive,  ///< as `gpu`, with the share set between epochs from measured rates (stats() says it)
 };
 
@@ -70,11 +70,6 @@ struct PipelineOptions {
   /// The share (0..1) of the JPEGs the engines take that go to them: fixed with `gpu`, the first
   /// epoch's with `adaptive`.
   double gpu_share = 1.0;
-  /// The share (0..1) of the JPEGs the engines take that go to nvJPEG's decoder on the SMs
-  /// instead, whole images whose pixels fit `gpu_max_window_pixels`; with `gpu_share`, at most 1
-  /// (`adaptive` keeps it and sets the engines' share in the rest). Its batches finish tens of
-  /// milliseconds after they are submitted: give such a pipeline more `prefetch`.
-  double gpu_sm_share = 0.0;
   /// The largest file a device decode takes: each slot pins this much per sample for the files.
   std::size_t gpu_max_file_bytes = std::size_t{512} << 10;
   /// The largest window a device decode takes, in pixels (0: the transform's; ImageAugment's is

@@ -48,9 +48,7 @@ struct PipelineStats {
   double kernel_max_seconds = 0;     ///< the longest batch's kernel time
   std::string decode = "cpu";        ///< where JPEGs are decoded (`PipelineOptions::decode`)
   double gpu_share = 0;              ///< the current device share of the JPEGs the engines take
-  double gpu_sm_share = 0;           ///< the share of them sent to nvJPEG's decoder on the SMs
   std::uint64_t gpu_decoded = 0;     ///< JPEGs decoded on the device
-  std::uint64_t gpu_sm_decoded = 0;  ///< of those, on the SMs (the rest by the engines)
   std::uint64_t gpu_decode_fallbacks = 0;  ///< sent to the device, refused there, decoded on the CPU
   double gpu_decode_seconds = 0;     ///< the device decodes' time, from device events
   double submit_seconds = 0;         ///< host time the stager thread spent submitting batches
@@ -100,11 +98,6 @@ struct PipelineStats {
                     gpu_decoded ? 1e6 * gpu_decode_seconds / double(gpu_decoded) : 0.0, "per image", decode.c_str(),
                     gpu_share, static_cast<unsigned long long>(gpu_decode_fallbacks));
       out += line;
-      if (gpu_sm_share > 0 || gpu_sm_decoded > 0) {
-        std::snprintf(line, sizeof line, "%-14s %12llu %14s %10s  share %.3f\n", "jpeg (SMs)",
-                      static_cast<unsigned long long>(gpu_sm_decoded), "", "of them", gpu_sm_share);
-        out += line;
-      }
       std::snprintf(line, sizeof line, "%-14s %12llu %14.1f %10s  %.1f us + %.1f us an image (fit)\n", "decode calls",
                     static_cast<unsigned long long>(gpu_decode_calls.count),
                     gpu_decode_calls.count ? 1e6 * gpu_decode_calls.sum_y / double(gpu_decode_calls.count) : 0.0,
@@ -142,15 +135,13 @@ struct PipelineStats {
     std::snprintf(buf, sizeof buf,
                   "}, \"skipped\": %llu, \"host_bytes\": %llu, \"device_bytes\": %llu, \"bytes_uploaded\": %llu, "
                   "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f, \"kernel_max_seconds\": %.6f, \"decode\": \"%s\", "
-                  "\"gpu_share\": %.6f, \"gpu_sm_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_sm_decoded\": %llu, "
-                  "\"gpu_decode_fallbacks\": %llu, \"gpu_decode_seconds\": %.6f, "
+                  "\"gpu_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_decode_fallbacks\": %llu, \"gpu_decode_seconds\": %.6f, "
                   "\"submit_seconds\": %.6f, \"gpu_decode_call_seconds\": %.6f, \"gpu_decode_calls\": %llu, "
                   "\"gpu_decode_call_fixed_seconds\": %.9f, \"gpu_decode_call_image_seconds\": %.9f}",
                   static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(host_bytes),
                   static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(bytes_uploaded),
-                  h2d_seconds, kernel_seconds, kernel_max_seconds, decode.c_str(), gpu_share, gpu_sm_share,
-                  static_cast<unsigned long long>(gpu_decoded), static_cast<unsigned long long>(gpu_sm_decoded),
-                  static_cast<unsigned long long>(gpu_decode_fallbacks),
+                  h2d_seconds, kernel_seconds, kernel_max_seconds, decode.c_str(), gpu_share,
+                  static_cast<unsigned long long>(gpu_decoded), static_cast<unsigned long long>(gpu_decode_fallbacks),
                   gpu_decode_seconds, submit_seconds, gpu_decode_call_seconds,
                   static_cast<unsigned long long>(gpu_decode_calls.count), gpu_decode_calls.intercept(),
                   gpu_decode_calls.slope());
@@ -203,7 +194,6 @@ struct DeliveryCounters {
     st.kernel_seconds = device->kernel_seconds;
     st.kernel_max_seconds = device->kernel_max_seconds;
     st.gpu_decoded = device->gpu_decoded;
-    st.gpu_sm_decoded = device->gpu_sm_decoded;
     st.gpu_decode_fallbacks = device->gpu_decode_fallbacks;
     st.gpu_decode_seconds = device->gpu_decode_seconds;
     st.submit_seconds = device->submit_seconds;

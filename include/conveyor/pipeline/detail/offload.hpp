@@ -28,11 +28,6 @@ namespace detail {
 inline void validate_decode_options(const PipelineOptions& o) {
   if (!(o.gpu_share >= 0 && o.gpu_share <= 1))
     throw ConfigError("BatchPipeline: gpu_share must be in [0, 1], got " + std::to_string(o.gpu_share));
-  if (!(o.gpu_sm_share >= 0 && o.gpu_sm_share <= 1))
-    throw ConfigError("BatchPipeline: gpu_sm_share must be in [0, 1], got " + std::to_string(o.gpu_sm_share));
-  if (o.gpu_share + o.gpu_sm_share > 1 + 1e-9 && o.decode != JpegDecode::cpu)
-    throw ConfigError("BatchPipeline: gpu_share + gpu_sm_share must be at most 1, got " + std::to_string(o.gpu_share) +
-                      " + " + std::to_string(o.gpu_sm_share));
   if (o.decode != JpegDecode::cpu && o.device == cpu_device)
     throw ConfigError(std::string("BatchPipeline: decode = ") + to_string(o.decode) +
                       " decodes on a device: set device to a CUDA ordinal (the CPU backend decodes on its workers)");
@@ -47,16 +42,14 @@ inline void validate_decode_options(const PipelineOptions& o) {
                       " needs a transform that stages JPEGs for a device decoder (ImageAugment does)");
   const std::size_t window = o.gpu_max_window_pixels ? 3 * o.gpu_max_window_pixels : work.jpeg_staging->max_window_bytes;
   const JpegOffloadLayout layout{o.batch_size, o.gpu_max_file_bytes, window};
-  work.steps.insert(work.steps.begin(), DeviceStepSpec::of(DecodeJpegs{layout, work.jpeg_staging->decode, o.gpu_sm_share > 0}));
+  work.steps.insert(work.steps.begin(), DeviceStepSpec::of(DecodeJpegs{layout, work.jpeg_staging->decode}));
   return layout;
 }
 
-/// The engines' share for the next epoch, within [2 %, 98 %] (and at most what `sm_share`, the
-/// SMs' fixed share, leaves) so both decoders stay measured; nothing when the epochs between
-/// `last` and `now` measured no engine decode.
+/// The share for the next epoch, within [2 %, 98 %] so both decoders stay measured; nothing when
+/// the epochs between `last` and `now` measured no device decode.
 [[nodiscard]] inline std::optional<double> rebalanced_gpu_share(const PipelineStats& now, const PipelineStats& last,
-                                                                int workers, std::size_t batch_size,
-                                                                double sm_share = 0) {
+                                                                int workers, std::size_t batch_size) {
   const auto delta = [&](std::string_view stage, bool count) {
     double a = 0, b = 0;
     for (const StageStats& s : now.stages)
@@ -66,7 +59,7 @@ inline void validate_decode_options(const PipelineOptions& o) {
     return a - b;
   };
   const double images = double(now.images - last.images);
-  const double offloaded = double((now.gpu_decoded - now.gpu_sm_decoded) - (last.gpu_decoded - last.gpu_sm_decoded));
+  const double offloaded = double(now.gpu_decoded - last.gpu_decoded);
   const double batches = double(now.batches - last.batches);
   const double others = delta("decode", true), able = delta("decode (engine-able)", true);
   const double staged = delta("offload", true), read = delta("read", true);
@@ -86,9 +79,7 @@ inline void validate_decode_options(const PipelineOptions& o) {
   r.call_image_seconds = now.gpu_decode_calls.slope();
   const double call = now.gpu_decode_call_seconds - last.gpu_decode_call_seconds;
   r.stager_seconds = std::max(0.0, now.submit_seconds - last.submit_seconds - call) / batches;
-  r.sm_share = sm_share;
-  const double most = std::clamp(1 - sm_share, 0.0, 0.98);
-  return std::clamp(best_gpu_share(r), std::min(0.02, most), most);
+  return std::clamp(best_gpu_share(r), 0.02, 0.98);
 }
 
 }  // namespace detail

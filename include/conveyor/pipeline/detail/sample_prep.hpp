@@ -107,7 +107,7 @@ class SamplePrep {
         DeviceJpegPlace place;
         if (offload_) {
           std::byte* section = layout_.one_sided(arena);
-          place = {route_jpeg(o_.seed, epoch, index, gpu_share, o_.gpu_sm_share),
+          place = {draws_device(o_.seed, epoch, index, gpu_share),
                    reinterpret_cast<JpegJob*>(section + offload_->job_offset(t.pos)), section + offload_->file_offset(t.pos),
                    offload_->max_file_bytes,
                    static_cast<std::int64_t>(layout_.data_bytes() + offload_->window_offset(t.pos)),
