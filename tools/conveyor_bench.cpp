@@ -58,7 +58,7 @@ struct Args {
   std::uint64_t shard_window = 0;  // 0: a random permutation; else ShardShuffleSampler's window
   bool print_indices = false;
   conveyor::JpegDecode decode = conveyor::JpegDecode::cpu;
-  std::optional<double> gpu_share;  // unset: 1 for gpu, 0.5 to start auto
+  std::optional<double> gpu_share;  // unset: the pipeline's default (1 for gpu; auto: starting_gpu_share)
   std::string device_sync;          // empty: CUDA's default (spin while there are idle cores)
 };
 
@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
     conveyor::PipelineOptions options{.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
                                       .on_error = a.on_error, .seed = a.seed,
                                       .device = a.device == "cuda" ? 0 : conveyor::cpu_device, .decode = a.decode,
-                                      .gpu_share = a.gpu_share.value_or(a.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0)};
+                                      .gpu_share = a.gpu_share};
     std::optional<conveyor::AnySampler> sampler;
     if (a.shard_window > 0) {
       if (!opened.shard_sizes) throw conveyor::ConfigError("--shard-window needs a shard dataset (wds or tfrecord)");

@@ -70,8 +70,9 @@ class Loader:
     sequentially rather than every shard at random (0: a full permutation of samples).
     decode: where a device loader decodes JPEGs: "cpu" (the workers, bit-exact), "gpu" (gpu_share,
     default 1, of the files the GPU's hardware JPEG engines take go to them) or "auto" (the share
-    set between epochs from measured rates, starting at gpu_share, default 0.5; `stats()` says it
-    and `state_dict` keeps it). Needs a build with nvJPEG.
+    set between epochs from measured rates, starting at gpu_share, by default the model's best
+    share for the worker count at rates measured on an H200; `stats()` says it and `state_dict`
+    keeps it). Needs a build with nvJPEG.
     """
 
     def __init__(self, dataset: Union[_conveyor.Dataset, str, os.PathLike], batch_size: int = 256, shuffle: bool = False, seed: int = 0,

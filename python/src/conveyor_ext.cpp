@@ -336,7 +336,7 @@ using SkippedRecord = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, st
 
 // --- the loader -----------------------------------------------------------------------------------
 
-/// `decode` ("cpu", "gpu", "auto") and the share to start from (auto: 0.5; gpu: 1) into `o`.
+/// `decode` ("cpu", "gpu", "auto") and the share to start from (unset: the pipeline's default) into `o`.
 void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string& decode, std::optional<double> gpu_share) {
   if (decode == "cpu")
     o.decode = conveyor::JpegDecode::cpu;
@@ -346,7 +346,7 @@ void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string
     o.decode = conveyor::JpegDecode::adaptive;
   else
     throw conveyor::ConfigError(std::string(who) + ": decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
-  o.gpu_share = gpu_share.value_or(o.decode == conveyor::JpegDecode::adaptive ? 0.5 : 1.0);
+  o.gpu_share = gpu_share;
 }
 
 /// What a loader and its live epoch share: the pipeline lives until both are gone.

@@ -209,6 +209,26 @@ TEST_CASE("a GPU share splits samples the same way for any worker count", "[gpu]
   CHECK(two.gpu_share == 0.5);
 }
 
+// Unset, auto's first share is the model's for the worker count (a function of the settings, so
+// the first epoch is the same in every run); given, it is the option's.
+TEST_CASE("auto starts at the model's share for its worker count", "[gpu][nvjpeg]") {
+  if (!has_nvjpeg()) CONVEYOR_SKIP("built without nvJPEG");
+  const InMemory data = conveyor_test::jpeg_dataset(64, 4);
+  const ImageAugment aug = u8(ImageAugment{.crop = RandomResizedCrop{.size = 48}});
+  for (const int workers : {4, 16}) {
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 11}), aug,
+                       {.batch_size = 16, .workers = workers, .seed = 5, .device = 0, .decode = JpegDecode::adaptive});
+    CHECK(pipe.stats().gpu_share == starting_gpu_share(workers, 16));
+    std::size_t batches = 0;
+    for (const Batch& b : pipe) batches += b.size() > 0;
+    CHECK(batches == 4);
+    CHECK(pipe.stats().gpu_decoded > 0);
+  }
+  BatchPipeline given(data, RandomSampler(data.size(), {.seed = 11}), aug,
+                      {.batch_size = 16, .workers = 4, .device = 0, .decode = JpegDecode::adaptive, .gpu_share = 0.3});
+  CHECK(given.stats().gpu_share == 0.3);
+}
+
 TEST_CASE("files the engines do not take stay on the CPU bit for bit", "[gpu][nvjpeg]") {
   if (!has_nvjpeg()) CONVEYOR_SKIP("built without nvJPEG");
   InMemory data;

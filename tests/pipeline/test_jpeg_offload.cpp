@@ -156,16 +156,7 @@ TEST_CASE("a line fit recovers a call's fixed cost and its cost an image", "[off
 
 namespace {
 
-// What the pipeline measured on an H200 (benchmarks/RESULTS.md, "GPU JPEG decoding"): worker
-// time per sample (16 workers: 546 us for an engine-able file, 1,862 us for the others; 4 workers:
-// 506 and 1,649), 91.8 % of the files engine-able, the batched call 2 ms + 95 us an image, batch 256.
-OffloadRates h200_rates(int workers) {
-  const bool many = workers > 8;
-  return {.workers = workers, .batch = 256, .read_seconds = 10e-6, .cpu_seconds = many ? 546e-6 : 506e-6,
-          .other_seconds = many ? 1.862e-3 : 1.649e-3,
-          .offload_seconds = 15e-6, .eligible = 0.918, .call_fixed_seconds = 2e-3, .call_image_seconds = 95e-6,
-          .stager_seconds = 0.1e-3};
-}
+OffloadRates h200_rates(int workers) { return h200_offload_rates(workers, 256); }
 
 }  // namespace
 
@@ -200,6 +191,23 @@ TEST_CASE("the adaptive share's model predicts the measured share sweeps", "[off
   CHECK(best_gpu_share(fast) == 1.0);
   // Nothing measured: no reason to move off the device.
   CHECK(best_gpu_share({}) == 1.0);
+}
+
+TEST_CASE("auto starts at the model's share for its worker count, not at a fixed one", "[offload]") {
+  CHECK(starting_gpu_share(16, 256) == best_gpu_share(h200_rates(16)));
+  CHECK(starting_gpu_share(16, 256) <= 0.22);
+  CHECK(starting_gpu_share(4, 256) >= 0.65);
+  CHECK(starting_gpu_share(4, 256) == best_gpu_share(h200_rates(4)));
+  // One worker: the engines outrun it, so nearly everything they take goes to them (within the
+  // 2-98 % every epoch keeps); no workers (the consumer's thread) counts as one.
+  CHECK(starting_gpu_share(1, 256) == 0.98);
+  CHECK(starting_gpu_share(0, 256) == starting_gpu_share(1, 256));
+  // The option, when given, wins; unset it is 1 with gpu.
+  PipelineOptions o{.workers = 16, .decode = JpegDecode::adaptive};
+  CHECK(detail::first_gpu_share(o) == starting_gpu_share(16, 256));
+  o.gpu_share = 0.5;
+  CHECK(detail::first_gpu_share(o) == 0.5);
+  CHECK(detail::first_gpu_share({.decode = JpegDecode::gpu}) == 1.0);
 }
 
 TEST_CASE("the adaptive step takes its rates from the stats of the epochs since the last change", "[offload]") {

@@ -96,6 +96,27 @@ inline constexpr double offload_overlap_exponent = 3.5;
   return best;
 }
 
+/// What the pipeline measured on an H200 with 16 cores (benchmarks/RESULTS.md, "GPU JPEG
+/// decoding", 2026-12-02) for `workers` workers and `batch` samples a batch: worker time per
+/// sample 546 us for an engine-able file and 1,862 us for the others with more than 8 workers
+/// (506 and 1,649 with fewer), 91.8 % of the files engine-able, the batched call 2 ms + 95 us an
+/// image. The model with these rates reproduces the share sweeps measured there.
+[[nodiscard]] inline OffloadRates h200_offload_rates(int workers, double batch) noexcept {
+  const bool many = workers > 8;
+  return {.workers = workers, .batch = batch, .read_seconds = 10e-6, .cpu_seconds = many ? 546e-6 : 506e-6,
+          .other_seconds = many ? 1.862e-3 : 1.649e-3, .offload_seconds = 15e-6, .eligible = 0.918,
+          .call_fixed_seconds = 2e-3, .call_image_seconds = 95e-6, .stager_seconds = 0.1e-3};
+}
+
+/// `JpegDecode::adaptive`'s first-epoch share when none is given: the best share for
+/// `h200_offload_rates`, within [2 %, 98 %] as every later epoch's. A function of the settings
+/// alone, so the first epoch's batches are the same in every run; the epochs after use the rates
+/// this machine measures.
+[[nodiscard]] inline double starting_gpu_share(int workers, std::size_t batch) noexcept {
+  const double s = best_gpu_share(h200_offload_rates(workers < 1 ? 1 : workers, double(batch)));
+  return s < 0.02 ? 0.02 : s > 0.98 ? 0.98 : s;
+}
+
 /// One sample's device decode: its file at its place in the host section, and the window to
 /// decode into its place in the device section (full scale: the engines ignore DCT scale factors).
 struct JpegJob {

@@ -271,7 +271,7 @@ class BatchPipeline {
     const bool staged = work.placement == DeviceWork::Placement::staged;
     schedule_.emplace(*ring_, o_.batch_size, o_.drop_last, layout_.data_bytes(), staged ? work.reserve : 0);
     prep_.emplace(*dataset_, transform_, o_, layout_, work.placement, offload_);
-    gpu_share_ = offload_ ? o_.gpu_share : 0.0;
+    gpu_share_ = offload_ ? detail::first_gpu_share(o_) : 0.0;
     if (on_device) feeder_.emplace(*ring_, *schedule_, layout_, staged ? 0 : spec_.bytes());
     const int states = std::max(o_.workers, 1);
     for (int w = 0; w < states; ++w)

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*; no CUDA header needed here
@@ -67,9 +68,10 @@ struct PipelineOptions {
   /// device's hardware JPEG decoder (`gpu`, `adaptive`), within a stated tolerance of the CPU's
   /// pixels (README: exactness). Needs a program built with nvJPEG.
   JpegDecode decode = JpegDecode::cpu;
-  /// The share (0..1) of the JPEGs the engines take that go to them: fixed with `gpu`, the first
-  /// epoch's with `adaptive`.
-  double gpu_share = 1.0;
+  /// The share (0..1) of the JPEGs the engines take that go to them: fixed with `gpu` (unset: 1),
+  /// the first epoch's with `adaptive` (unset: `starting_gpu_share`, the model's best share for
+  /// the worker count and batch size at rates measured on an H200).
+  std::optional<double> gpu_share{};
   /// The largest file a device decode takes: each slot pins this much per sample for the files.
   std::size_t gpu_max_file_bytes = std::size_t{512} << 10;
   /// The largest window a device decode takes, in pixels (0: the transform's; ImageAugment's is

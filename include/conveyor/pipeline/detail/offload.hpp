@@ -26,11 +26,17 @@ namespace detail {
 
 /// @throws ConfigError for decode options a pipeline cannot take.
 inline void validate_decode_options(const PipelineOptions& o) {
-  if (!(o.gpu_share >= 0 && o.gpu_share <= 1))
-    throw ConfigError("BatchPipeline: gpu_share must be in [0, 1], got " + std::to_string(o.gpu_share));
+  if (o.gpu_share && !(*o.gpu_share >= 0 && *o.gpu_share <= 1))
+    throw ConfigError("BatchPipeline: gpu_share must be in [0, 1], got " + std::to_string(*o.gpu_share));
   if (o.decode != JpegDecode::cpu && o.device == cpu_device)
     throw ConfigError(std::string("BatchPipeline: decode = ") + to_string(o.decode) +
                       " decodes on a device: set device to a CUDA ordinal (the CPU backend decodes on its workers)");
+}
+
+/// The engines' share of the first epoch: `gpu_share`, or its default for `decode`.
+[[nodiscard]] inline double first_gpu_share(const PipelineOptions& o) noexcept {
+  if (o.gpu_share) return *o.gpu_share;
+  return o.decode == JpegDecode::adaptive ? starting_gpu_share(o.workers, o.batch_size) : 1.0;
 }
 
 /// The places of a device JPEG decoder, with its step put first in `work`; nothing with decode = cpu.
