@@ -66,18 +66,37 @@ double process_cpu_seconds() {
       throw std::runtime_error(std::string(#call " returned status ") + std::to_string(int(s))); \
   } while (0)
 
+/// A handle of `backend` with one state initialised for `batch` images, and a stream.
+struct BatchedDecoder {
+  nvjpegHandle_t h = nullptr;
+  nvjpegJpegState_t js = nullptr;
+  cudaStream_t stream = nullptr;
+
+  BatchedDecoder(nvjpegBackend_t backend, int batch) {
+    NVJPEG_OK(nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
+    NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
+    NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
+    CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
+  BatchedDecoder(const BatchedDecoder&) = delete;
+  BatchedDecoder& operator=(const BatchedDecoder&) = delete;
+  ~BatchedDecoder() {
+    (void)cudaStreamSynchronize(stream);
+    (void)cudaStreamDestroy(stream);
+    (void)nvjpegJpegStateDestroy(js);
+    (void)nvjpegDestroy(h);
+  }
+};
+
 /// Batches of `batch` files; `window`: decode the centre 60 % of each side (a typical crop);
 /// `reinitialize`: every other batch one file smaller, the state initialised again for each (as a
 /// pipeline's device share gives batches of varying size).
 void engines(benchmark::State& state, bool window, bool reinitialize = false) {
   const int batch = static_cast<int>(state.range(0));
-  nvjpegHandle_t h = nullptr;
-  nvjpegJpegState_t js = nullptr;
-  NVJPEG_OK(nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
-  NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
-  NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
-  cudaStream_t stream = nullptr;
-  CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  BatchedDecoder d(NVJPEG_BACKEND_HARDWARE, batch);
+  const nvjpegHandle_t h = d.h;
+  const nvjpegJpegState_t js = d.js;
+  const cudaStream_t stream = d.stream;
   std::vector<nvjpegDecodeParams_t> params(batch);
   std::vector<const unsigned char*> data(batch);
   std::vector<std::size_t> lengths(batch);
@@ -131,9 +150,6 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
   state.counters["proc_cpu_ms"] = 1e3 * process_cpu / iterations;
   for (auto p : params) nvjpegDecodeParamsDestroy(p);
   cudaFree(dev);
-  cudaStreamDestroy(stream);
-  nvjpegJpegStateDestroy(js);
-  nvjpegDestroy(h);
 }
 
 
@@ -251,13 +267,7 @@ void decoupled(benchmark::State& state, nvjpegBackend_t backend, bool window) {
 /// 50): whole images only (regions of interest are the engines'), synchronised per batch.
 void gpu_batched(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(0));
-  nvjpegHandle_t h = nullptr;
-  nvjpegJpegState_t js = nullptr;
-  NVJPEG_OK(nvjpegCreateEx(NVJPEG_BACKEND_GPU_HYBRID, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
-  NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
-  NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
-  cudaStream_t stream = nullptr;
-  CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  BatchedDecoder d(NVJPEG_BACKEND_GPU_HYBRID, batch);
   const std::size_t max_pixels = max_pixels_of_files();
   void* dev = nullptr;
   CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
@@ -278,19 +288,16 @@ void gpu_batched(benchmark::State& state) {
     }
     const double cpu0 = thread_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
-    NVJPEG_OK(nvjpegDecodeBatched(h, js, data.data(), lengths.data(), out.get(), stream));
+    NVJPEG_OK(nvjpegDecodeBatched(d.h, d.js, data.data(), lengths.data(), out.get(), d.stream));
     call += conveyor::seconds_since(t0);
     cpu += thread_cpu_seconds() - cpu0;
-    CONVEYOR_CUDA_TRY(cudaStreamSynchronize(stream));
+    CONVEYOR_CUDA_TRY(cudaStreamSynchronize(d.stream));
     images += batch;
   }
   state.SetItemsProcessed(images);
   state.counters["call_ms"] = 1e3 * call / double(state.iterations());
   state.counters["cpu_us"] = 1e6 * cpu / double(images);
   cudaFree(dev);
-  cudaStreamDestroy(stream);
-  nvjpegJpegStateDestroy(js);
-  nvjpegDestroy(h);
 }
 
 /// The engines (windows) and the GPU_HYBRID batched call at once, from two threads with their own
@@ -360,12 +367,8 @@ void check_decoupled(nvjpegBackend_t backend, const char* name) {
 /// difference per chroma layout. The exactness the README states for each device decoder.
 void check_whole(nvjpegBackend_t backend, const char* name) {
   try {
-    nvjpegHandle_t h = nullptr;
-    nvjpegJpegState_t js = nullptr;
-    NVJPEG_OK(nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
-    NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
     constexpr int batch = 64;
-    NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
+    BatchedDecoder d(backend, batch);
     const std::size_t max_pixels = max_pixels_of_files();
     void* dev = nullptr;
     CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
@@ -388,8 +391,8 @@ void check_whole(nvjpegBackend_t backend, const char* name) {
         out[i].channel[0] = static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3;
         out[i].pitch[0] = std::size_t(f.width) * 3;
       }
-      NVJPEG_OK(nvjpegDecodeBatched(h, js, data.data(), lengths.data(), out.get(), nullptr));
-      CONVEYOR_CUDA_TRY(cudaDeviceSynchronize());
+      NVJPEG_OK(nvjpegDecodeBatched(d.h, d.js, data.data(), lengths.data(), out.get(), d.stream));
+      CONVEYOR_CUDA_TRY(cudaStreamSynchronize(d.stream));
       for (std::size_t i = first; i < std::min(first + batch, files.size()); ++i) {
         const File& f = files[i];
         const std::size_t n = std::size_t(f.width) * f.height * 3;
@@ -407,8 +410,6 @@ void check_whole(nvjpegBackend_t backend, const char* name) {
       }
     }
     cudaFree(dev);
-    nvjpegJpegStateDestroy(js);
-    nvjpegDestroy(h);
     for (const auto& [layout, t] : by_layout)
       std::printf("%s whole images against libjpeg-turbo, %s: %d files, mean %.5f, max %d\n", name, layout.c_str(), t.files,
                   t.sum / t.count, t.worst);
