@@ -66,13 +66,28 @@ double process_cpu_seconds() {
       throw std::runtime_error(std::string(#call " returned status ") + std::to_string(int(s))); \
   } while (0)
 
-/// A handle of `backend` with one state initialised for `batch` images, and a stream.
+/// The centre 60 % of each side (x a multiple of 16): a typical RandomResizedCrop window.
+conveyor::DecodeRegion centre_window(const File& f) {
+  return {(f.width / 5) & ~15, f.height / 5, f.width * 3 / 5, f.height * 3 / 5, 8};
+}
+
+std::size_t max_pixels_of_files() {
+  std::size_t n = 0;
+  for (const File& f : files) n = std::max(n, std::size_t(f.width) * f.height);
+  return n;
+}
+
+/// A handle of `backend` with one state initialised for `batch` images, a stream, and the batched
+/// call's arrays.
 struct BatchedDecoder {
   nvjpegHandle_t h = nullptr;
   nvjpegJpegState_t js = nullptr;
   cudaStream_t stream = nullptr;
+  std::vector<const unsigned char*> data;
+  std::vector<std::size_t> lengths;
+  std::unique_ptr<nvjpegImage_t[]> out;
 
-  BatchedDecoder(nvjpegBackend_t backend, int batch) {
+  BatchedDecoder(nvjpegBackend_t backend, int batch) : data(batch), lengths(batch), out(new nvjpegImage_t[batch]) {
     NVJPEG_OK(nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
     NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
     NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
@@ -86,6 +101,25 @@ struct BatchedDecoder {
     (void)nvjpegJpegStateDestroy(js);
     (void)nvjpegDestroy(h);
   }
+
+  /// Sets up position i for file `f`, decoded into `dev` (`pitch` bytes a row).
+  void place(int i, const File& f, unsigned char* dev, std::size_t pitch) {
+    data[i] = reinterpret_cast<const unsigned char*>(f.pinned);
+    lengths[i] = f.bytes;
+    out[i] = nvjpegImage_t{};
+    out[i].channel[0] = dev;
+    out[i].pitch[0] = pitch;
+  }
+  /// Every position: files `first`, `first + 1`, ... (wrapping), whole, each into its
+  /// `stride`-byte part of `dev`.
+  void place_whole(std::size_t first, unsigned char* dev, std::size_t stride) {
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+      const File& f = files[(first + i) % files.size()];
+      place(static_cast<int>(i), f, dev + i * stride, std::size_t(f.width) * 3);
+    }
+  }
+  /// The batched call over every position (whole images).
+  void decode_whole() { NVJPEG_OK(nvjpegDecodeBatched(h, js, data.data(), lengths.data(), out.get(), stream)); }
 };
 
 /// Batches of `batch` files; `window`: decode the centre 60 % of each side (a typical crop);
@@ -98,11 +132,7 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
   const nvjpegJpegState_t js = d.js;
   const cudaStream_t stream = d.stream;
   std::vector<nvjpegDecodeParams_t> params(batch);
-  std::vector<const unsigned char*> data(batch);
-  std::vector<std::size_t> lengths(batch);
-  std::unique_ptr<nvjpegImage_t[]> out(new nvjpegImage_t[batch]);
-  std::size_t max_pixels = 0;
-  for (const File& f : files) max_pixels = std::max(max_pixels, std::size_t(f.width) * f.height);
+  const std::size_t max_pixels = max_pixels_of_files();
   void* dev = nullptr;
   CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
   std::size_t next = std::size_t(state.thread_index()) * batch;  // threads start apart
@@ -113,14 +143,9 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
   const auto fill = [&] {
     for (int i = 0; i < batch; ++i) {
       const File& f = files[next++ % files.size()];
-      const int x = window ? (f.width / 5) & ~15 : 0, y = window ? f.height / 5 : 0;
-      const int w = window ? f.width * 3 / 5 : f.width, hh = window ? f.height * 3 / 5 : f.height;
-      NVJPEG_OK(nvjpegDecodeParamsSetROI(params[i], x, y, w, hh));
-      data[i] = reinterpret_cast<const unsigned char*>(f.pinned);
-      lengths[i] = f.bytes;
-      out[i] = nvjpegImage_t{};
-      out[i].channel[0] = static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3;
-      out[i].pitch[0] = std::size_t(w) * 3;
+      const conveyor::DecodeRegion r = window ? centre_window(f) : conveyor::DecodeRegion{0, 0, f.width, f.height, 8};
+      NVJPEG_OK(nvjpegDecodeParamsSetROI(params[i], r.x, r.y, r.width, r.height));
+      d.place(i, f, static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3, std::size_t(r.width) * 3);
     }
   };
   bool odd = false;
@@ -136,7 +161,7 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
     }
     const double cpu0 = thread_cpu_seconds(), process0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
-    NVJPEG_OK(nvjpegDecodeBatchedEx(h, js, data.data(), lengths.data(), out.get(), params.data(), stream));
+    NVJPEG_OK(nvjpegDecodeBatchedEx(h, js, d.data.data(), d.lengths.data(), d.out.get(), params.data(), stream));
     call += conveyor::seconds_since(t0);
     cpu += thread_cpu_seconds() - cpu0;
     process_cpu += process_cpu_seconds() - process0;
@@ -152,11 +177,6 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
   cudaFree(dev);
 }
 
-
-/// The centre 60 % of each side (x a multiple of 16): a typical RandomResizedCrop window.
-conveyor::DecodeRegion centre_window(const File& f) {
-  return {(f.width / 5) & ~15, f.height / 5, f.width * 3 / 5, f.height * 3 / 5, 8};
-}
 
 /// One caller of nvJPEG's decoupled API: a decoder of `backend`, its state, two parsed streams
 /// and two pinned buffers (so the host phase of one image overlaps the upload of the last), and
@@ -224,12 +244,6 @@ struct Decoupled {
   }
 };
 
-std::size_t max_pixels_of_files() {
-  std::size_t n = 0;
-  for (const File& f : files) n = std::max(n, std::size_t(f.width) * f.height);
-  return n;
-}
-
 /// Each thread its own decoupled decoder; 32 images an iteration, synchronised at its end.
 /// cpu_us: the calling thread's CPU time per image (run with --device-sync blocking, so that
 /// waiting is not counted as work).
@@ -271,24 +285,15 @@ void gpu_batched(benchmark::State& state) {
   const std::size_t max_pixels = max_pixels_of_files();
   void* dev = nullptr;
   CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
-  std::vector<const unsigned char*> data(batch);
-  std::vector<std::size_t> lengths(batch);
-  std::unique_ptr<nvjpegImage_t[]> out(new nvjpegImage_t[batch]);
   std::size_t next = 0;
   std::int64_t images = 0;
   double call = 0, cpu = 0;
   for (auto _ : state) {
-    for (int i = 0; i < batch; ++i) {
-      const File& f = files[next++ % files.size()];
-      data[i] = reinterpret_cast<const unsigned char*>(f.pinned);
-      lengths[i] = f.bytes;
-      out[i] = nvjpegImage_t{};
-      out[i].channel[0] = static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3;
-      out[i].pitch[0] = std::size_t(f.width) * 3;
-    }
+    d.place_whole(next, static_cast<unsigned char*>(dev), max_pixels * 3);
+    next += batch;
     const double cpu0 = thread_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
-    NVJPEG_OK(nvjpegDecodeBatched(d.h, d.js, data.data(), lengths.data(), out.get(), d.stream));
+    d.decode_whole();
     call += conveyor::seconds_since(t0);
     cpu += thread_cpu_seconds() - cpu0;
     CONVEYOR_CUDA_TRY(cudaStreamSynchronize(d.stream));
@@ -327,6 +332,21 @@ void libjpeg_window(benchmark::State& state) {
   state.SetItemsProcessed(images);
 }
 
+/// Absolute differences of decoded pixels: their sum, count and largest.
+struct Difference {
+  int files = 0, worst = 0;
+  double sum = 0, count = 0;
+  void add(const std::uint8_t* got, const std::uint8_t* want, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const int diff = std::abs(int(got[k]) - int(want[k]));
+      sum += diff;
+      worst = std::max(worst, diff);
+    }
+    count += double(n);
+    ++files;
+  }
+};
+
 /// Mean and largest absolute difference of the decoupled backends' windows from libjpeg-turbo's,
 /// over the first 64 files: whether their regions of interest are what they were asked for.
 void check_decoupled(nvjpegBackend_t backend, const char* name) {
@@ -337,8 +357,7 @@ void check_decoupled(nvjpegBackend_t backend, const char* name) {
     void* dev = nullptr;
     CONVEYOR_CUDA_TRY(cudaMalloc(&dev, max_pixels * 3));
     std::vector<std::uint8_t> got(max_pixels * 3), want(max_pixels * 3);
-    double sum = 0, count = 0;
-    int worst = 0;
+    Difference diff;
     for (std::size_t i = 0; i < std::min<std::size_t>(64, files.size()); ++i) {
       const File& f = files[i];
       const conveyor::DecodeRegion r = centre_window(f);
@@ -348,15 +367,10 @@ void check_decoupled(nvjpegBackend_t backend, const char* name) {
       CONVEYOR_CUDA_TRY(cudaMemcpy(got.data(), dev, n, cudaMemcpyDeviceToHost));
       (void)decoder.read_header(std::span(f.pinned, f.bytes));
       decoder.decode_region(r, want.data(), std::size_t(r.width) * 3);
-      for (std::size_t k = 0; k < n; ++k) {
-        const int diff = std::abs(int(got[k]) - int(want[k]));
-        sum += diff;
-        worst = std::max(worst, diff);
-      }
-      count += double(n);
+      diff.add(got.data(), want.data(), n);
     }
     cudaFree(dev);
-    std::printf("%s windows against libjpeg-turbo: mean %.3f, max %d\n", name, sum / count, worst);
+    std::printf("%s windows against libjpeg-turbo: mean %.3f, max %d\n", name, diff.sum / diff.count, diff.worst);
   } catch (const std::exception& e) {
     std::printf("%s windows: %s\n", name, e.what());
   }
@@ -374,39 +388,18 @@ void check_whole(nvjpegBackend_t backend, const char* name) {
     CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
     std::vector<std::uint8_t> got(max_pixels * 3), want(max_pixels * 3);
     conveyor::JpegDecoder decoder;
-    struct Tally {
-      int files = 0, worst = 0;
-      double sum = 0, count = 0;
-    };
-    std::map<std::string, Tally> by_layout;
-    std::vector<const unsigned char*> data(batch);
-    std::vector<std::size_t> lengths(batch);
-    std::unique_ptr<nvjpegImage_t[]> out(new nvjpegImage_t[batch]);
+    std::map<std::string, Difference> by_layout;
     for (std::size_t first = 0; first < files.size(); first += batch) {
-      for (int i = 0; i < batch; ++i) {  // the last batch filled up with the first files again
-        const File& f = files[(first + i) % files.size()];
-        data[i] = reinterpret_cast<const unsigned char*>(f.pinned);
-        lengths[i] = f.bytes;
-        out[i] = nvjpegImage_t{};
-        out[i].channel[0] = static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3;
-        out[i].pitch[0] = std::size_t(f.width) * 3;
-      }
-      NVJPEG_OK(nvjpegDecodeBatched(d.h, d.js, data.data(), lengths.data(), out.get(), d.stream));
+      d.place_whole(first, static_cast<unsigned char*>(dev), max_pixels * 3);  // the last batch wraps to the first files
+      d.decode_whole();
       CONVEYOR_CUDA_TRY(cudaStreamSynchronize(d.stream));
       for (std::size_t i = first; i < std::min(first + batch, files.size()); ++i) {
         const File& f = files[i];
         const std::size_t n = std::size_t(f.width) * f.height * 3;
-        CONVEYOR_CUDA_TRY(cudaMemcpy(got.data(), out[i - first].channel[0], n, cudaMemcpyDeviceToHost));
+        CONVEYOR_CUDA_TRY(cudaMemcpy(got.data(), d.out[i - first].channel[0], n, cudaMemcpyDeviceToHost));
         const conveyor::JpegInfo info = decoder.read_header(std::span(f.pinned, f.bytes));
         decoder.decode(want.data(), std::size_t(f.width) * 3);
-        Tally& t = by_layout[info.subsampling()];
-        ++t.files;
-        for (std::size_t k = 0; k < n; ++k) {
-          const int diff = std::abs(int(got[k]) - int(want[k]));
-          t.sum += diff;
-          t.worst = std::max(t.worst, diff);
-        }
-        t.count += double(n);
+        by_layout[info.subsampling()].add(got.data(), want.data(), n);
       }
     }
     cudaFree(dev);

@@ -108,13 +108,15 @@ inline constexpr double offload_overlap_exponent = 3.5;
           .call_fixed_seconds = 2e-3, .call_image_seconds = 95e-6, .stager_seconds = 0.1e-3};
 }
 
+/// A share `JpegDecode::adaptive` uses: `s` within [2 %, 98 %], so both decoders stay measured.
+[[nodiscard]] inline double measurable_share(double s) noexcept { return s < 0.02 ? 0.02 : s > 0.98 ? 0.98 : s; }
+
 /// `JpegDecode::adaptive`'s first-epoch share when none is given: the best share for
-/// `h200_offload_rates`, within [2 %, 98 %] as every later epoch's. A function of the settings
+/// `h200_offload_rates`, kept measurable as every later epoch's. A function of the settings
 /// alone, so the first epoch's batches are the same in every run; the epochs after use the rates
 /// this machine measures.
 [[nodiscard]] inline double starting_gpu_share(int workers, std::size_t batch) noexcept {
-  const double s = best_gpu_share(h200_offload_rates(workers < 1 ? 1 : workers, double(batch)));
-  return s < 0.02 ? 0.02 : s > 0.98 ? 0.98 : s;
+  return measurable_share(best_gpu_share(h200_offload_rates(workers < 1 ? 1 : workers, double(batch))));
 }
 
 /// One sample's device decode: its file at its place in the host section, and the window to

@@ -52,8 +52,8 @@ inline void validate_decode_options(const PipelineOptions& o) {
   return layout;
 }
 
-/// The share for the next epoch, within [2 %, 98 %] so both decoders stay measured; nothing when
-/// the epochs between `last` and `now` measured no device decode.
+/// The share for the next epoch (`measurable_share`); nothing when the epochs between `last` and
+/// `now` measured no device decode.
 [[nodiscard]] inline std::optional<double> rebalanced_gpu_share(const PipelineStats& now, const PipelineStats& last,
                                                                 int workers, std::size_t batch_size) {
   const auto delta = [&](std::string_view stage, bool count) {
@@ -85,7 +85,7 @@ inline void validate_decode_options(const PipelineOptions& o) {
   r.call_image_seconds = now.gpu_decode_calls.slope();
   const double call = now.gpu_decode_call_seconds - last.gpu_decode_call_seconds;
   r.stager_seconds = std::max(0.0, now.submit_seconds - last.submit_seconds - call) / batches;
-  return std::clamp(best_gpu_share(r), 0.02, 0.98);
+  return measurable_share(best_gpu_share(r));
 }
 
 }  // namespace detail
