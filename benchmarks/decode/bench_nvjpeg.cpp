@@ -87,10 +87,12 @@ struct BatchedDecoder {
   std::vector<std::size_t> lengths;
   std::unique_ptr<nvjpegImage_t[]> out;
 
-  BatchedDecoder(nvjpegBackend_t backend, int batch) : data(batch), lengths(batch), out(new nvjpegImage_t[batch]) {
-    NVJPEG_OK(nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &h));
+  BatchedDecoder(nvjpegBackend_t backend, int batch, nvjpegOutputFormat_t format = NVJPEG_OUTPUT_RGBI,
+                 unsigned flags = NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION)
+      : data(batch), lengths(batch), out(new nvjpegImage_t[batch]) {
+    NVJPEG_OK(nvjpegCreateEx(backend, nullptr, nullptr, flags, &h));
     NVJPEG_OK(nvjpegJpegStateCreate(h, &js));
-    NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, NVJPEG_OUTPUT_RGBI));
+    NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch, 1, format));
     CONVEYOR_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   }
   BatchedDecoder(const BatchedDecoder&) = delete;
@@ -102,13 +104,19 @@ struct BatchedDecoder {
     (void)nvjpegDestroy(h);
   }
 
-  /// Sets up position i for file `f`, decoded into `dev` (`pitch` bytes a row).
-  void place(int i, const File& f, unsigned char* dev, std::size_t pitch) {
+  /// Sets up position i for file `f`, decoded into `dev` (`pitch` bytes a row); a planar format
+  /// gets three planes of `plane` bytes each there, `pitch / 3` bytes a row.
+  void place(int i, const File& f, unsigned char* dev, std::size_t pitch, std::size_t plane = 0) {
     data[i] = reinterpret_cast<const unsigned char*>(f.pinned);
     lengths[i] = f.bytes;
     out[i] = nvjpegImage_t{};
     out[i].channel[0] = dev;
     out[i].pitch[0] = pitch;
+    if (plane == 0) return;
+    for (int c = 0; c < 3; ++c) {
+      out[i].channel[c] = dev + c * plane;
+      out[i].pitch[c] = pitch / 3;
+    }
   }
   /// Every position: files `first`, `first + 1`, ... (wrapping), whole, each into its
   /// `stride`-byte part of `dev`.
@@ -122,12 +130,20 @@ struct BatchedDecoder {
   void decode_whole() { NVJPEG_OK(nvjpegDecodeBatched(h, js, data.data(), lengths.data(), out.get(), stream)); }
 };
 
+/// What the engines are asked for, beside conveyor's (interleaved RGB, interpolated chroma
+/// upsampling): whether the format or the upsampling sets the call's host cost.
+struct EngineOutput {
+  nvjpegOutputFormat_t format = NVJPEG_OUTPUT_RGBI;
+  unsigned flags = NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION;
+};
+
 /// Batches of `batch` files; `window`: decode the centre 60 % of each side (a typical crop);
 /// `reinitialize`: every other batch one file smaller, the state initialised again for each (as a
 /// pipeline's device share gives batches of varying size).
-void engines(benchmark::State& state, bool window, bool reinitialize = false) {
+void engines(benchmark::State& state, bool window, bool reinitialize = false, EngineOutput o = {}) {
   const int batch = static_cast<int>(state.range(0));
-  BatchedDecoder d(NVJPEG_BACKEND_HARDWARE, batch);
+  BatchedDecoder d(NVJPEG_BACKEND_HARDWARE, batch, o.format, o.flags);
+  const bool planar = o.format != NVJPEG_OUTPUT_RGBI;
   const nvjpegHandle_t h = d.h;
   const nvjpegJpegState_t js = d.js;
   const cudaStream_t stream = d.stream;
@@ -138,14 +154,15 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false) {
   std::size_t next = std::size_t(state.thread_index()) * batch;  // threads start apart
   for (auto& p : params) {
     NVJPEG_OK(nvjpegDecodeParamsCreate(h, &p));
-    NVJPEG_OK(nvjpegDecodeParamsSetOutputFormat(p, NVJPEG_OUTPUT_RGBI));
+    NVJPEG_OK(nvjpegDecodeParamsSetOutputFormat(p, o.format));
   }
   const auto fill = [&] {
     for (int i = 0; i < batch; ++i) {
       const File& f = files[next++ % files.size()];
       const conveyor::DecodeRegion r = window ? centre_window(f) : conveyor::DecodeRegion{0, 0, f.width, f.height, 8};
       NVJPEG_OK(nvjpegDecodeParamsSetROI(params[i], r.x, r.y, r.width, r.height));
-      d.place(i, f, static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3, std::size_t(r.width) * 3);
+      d.place(i, f, static_cast<unsigned char*>(dev) + std::size_t(i) * max_pixels * 3, std::size_t(r.width) * 3,
+              planar ? max_pixels : 0);
     }
   };
   bool odd = false;
@@ -475,6 +492,24 @@ int main(int argc, char** argv) {
       ->Arg(96)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
+  for (const auto& [name, o] : {std::pair{"planar_rgb", EngineOutput{NVJPEG_OUTPUT_RGB}},
+                                std::pair{"yuv", EngineOutput{NVJPEG_OUTPUT_YUV}},
+                                std::pair{"no_interpolation", EngineOutput{NVJPEG_OUTPUT_RGBI, NVJPEG_FLAGS_DEFAULT}},
+                                std::pair{"yuv_no_interpolation", EngineOutput{NVJPEG_OUTPUT_YUV, NVJPEG_FLAGS_DEFAULT}}})
+    benchmark::RegisterBenchmark((std::string("engines_window_b96_") + name).c_str(),
+                                 [o](benchmark::State& s) { engines(s, true, false, o); })
+        ->Arg(96)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  // Without the flag, calls of more files, as a pipeline with a large device share makes them.
+  for (const int batch : {128, 192, 256})
+    benchmark::RegisterBenchmark(("engines_window_b" + std::to_string(batch) + "_no_interpolation").c_str(),
+                                 [](benchmark::State& s) {
+                                   engines(s, true, false, EngineOutput{NVJPEG_OUTPUT_RGBI, NVJPEG_FLAGS_DEFAULT});
+                                 })
+        ->Arg(batch)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   check_whole(NVJPEG_BACKEND_HARDWARE, "engines");
   check_whole(NVJPEG_BACKEND_GPU_HYBRID, "gpu_hybrid");
   check_decoupled(NVJPEG_BACKEND_HYBRID, "hybrid");
