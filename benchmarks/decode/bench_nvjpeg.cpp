@@ -492,24 +492,19 @@ int main(int argc, char** argv) {
       ->Arg(96)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
-  for (const auto& [name, o] : {std::pair{"planar_rgb", EngineOutput{NVJPEG_OUTPUT_RGB}},
-                                std::pair{"yuv", EngineOutput{NVJPEG_OUTPUT_YUV}},
-                                std::pair{"no_interpolation", EngineOutput{NVJPEG_OUTPUT_RGBI, NVJPEG_FLAGS_DEFAULT}},
-                                std::pair{"yuv_no_interpolation", EngineOutput{NVJPEG_OUTPUT_YUV, NVJPEG_FLAGS_DEFAULT}}})
-    benchmark::RegisterBenchmark((std::string("engines_window_b96_") + name).c_str(),
+  // Other outputs of the engines, windows in batches of 96; without the flag also calls of more
+  // files, as a pipeline with a large device share makes them.
+  const auto engines_with = [](const std::string& name, int batch, EngineOutput o) {
+    benchmark::RegisterBenchmark(("engines_window_b" + std::to_string(batch) + "_" + name).c_str(),
                                  [o](benchmark::State& s) { engines(s, true, false, o); })
-        ->Arg(96)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-  // Without the flag, calls of more files, as a pipeline with a large device share makes them.
-  for (const int batch : {128, 192, 256})
-    benchmark::RegisterBenchmark(("engines_window_b" + std::to_string(batch) + "_no_interpolation").c_str(),
-                                 [](benchmark::State& s) {
-                                   engines(s, true, false, EngineOutput{NVJPEG_OUTPUT_RGBI, NVJPEG_FLAGS_DEFAULT});
-                                 })
         ->Arg(batch)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
+  };
+  engines_with("planar_rgb", 96, {NVJPEG_OUTPUT_RGB});
+  engines_with("yuv", 96, {NVJPEG_OUTPUT_YUV});
+  engines_with("yuv_no_interpolation", 96, {NVJPEG_OUTPUT_YUV, NVJPEG_FLAGS_DEFAULT});
+  for (const int batch : {96, 128, 192, 256}) engines_with("no_interpolation", batch, {NVJPEG_OUTPUT_RGBI, NVJPEG_FLAGS_DEFAULT});
   check_whole(NVJPEG_BACKEND_HARDWARE, "engines");
   check_whole(NVJPEG_BACKEND_GPU_HYBRID, "gpu_hybrid");
   check_decoupled(NVJPEG_BACKEND_HYBRID, "hybrid");
