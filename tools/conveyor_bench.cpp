@@ -6,8 +6,8 @@
 //                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
-//                  [--decode cpu|gpu|auto] [--gpu-share F] [--device-sync spin|yield|blocking]
-//                  [--format auto|folder|wds|tfrecord|list] [--shard-window W]
+//                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated]
+//                  [--device-sync spin|yield|blocking] [--format auto|folder|wds|tfrecord|list] [--shard-window W]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
 // end of the last epoch, nothing excluded.
@@ -59,6 +59,7 @@ struct Args {
   bool print_indices = false;
   conveyor::JpegDecode decode = conveyor::JpegDecode::cpu;
   std::optional<double> gpu_share;  // unset: the pipeline's default (1 for gpu; auto: starting_gpu_share)
+  conveyor::ChromaUpsampling gpu_upsampling = conveyor::ChromaUpsampling::interpolated;
   std::string device_sync;          // empty: CUDA's default (spin while there are idle cores)
 };
 
@@ -70,7 +71,7 @@ struct Args {
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
                "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
-               "         [--device-sync spin|yield|blocking]\n";
+               "         [--gpu-upsampling interpolated|replicated] [--device-sync spin|yield|blocking]\n";
   std::exit(2);
 }
 
@@ -133,6 +134,11 @@ Args parse(int argc, char** argv) {
       char* end = nullptr;
       a.gpu_share = std::strtod(v.c_str(), &end);
       if (v.empty() || *end != '\0') usage("--gpu-share expects a number in [0, 1], got '" + v + "'");
+    } else if (flag == "--gpu-upsampling") {
+      const std::string v = value();
+      if (v == "interpolated") a.gpu_upsampling = conveyor::ChromaUpsampling::interpolated;
+      else if (v == "replicated") a.gpu_upsampling = conveyor::ChromaUpsampling::replicated;
+      else usage("--gpu-upsampling expects interpolated or replicated, got '" + v + "'");
     }
     else if (flag == "--device-sync") a.device_sync = value();
     else if (flag == "--dump") a.dump = value();
@@ -272,7 +278,7 @@ int main(int argc, char** argv) {
     conveyor::PipelineOptions options{.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
                                       .on_error = a.on_error, .seed = a.seed,
                                       .device = a.device == "cuda" ? 0 : conveyor::cpu_device, .decode = a.decode,
-                                      .gpu_share = a.gpu_share};
+                                      .gpu_share = a.gpu_share, .gpu_upsampling = a.gpu_upsampling};
     std::optional<conveyor::AnySampler> sampler;
     if (a.shard_window > 0) {
       if (!opened.shard_sizes) throw conveyor::ConfigError("--shard-window needs a shard dataset (wds or tfrecord)");

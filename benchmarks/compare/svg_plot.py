@@ -8,7 +8,7 @@ training loss curve from a CSV (step,loss) averaged over windows of steps.
 """
 import argparse
 
-COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"]
+COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"]
 
 
 def line_chart(workers, series, title, x_label="worker threads / processes", y_label="images per second",

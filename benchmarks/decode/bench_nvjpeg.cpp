@@ -395,11 +395,11 @@ void check_decoupled(nvjpegBackend_t backend, const char* name) {
 
 /// Whole images decoded by a batched call of `backend` (batches of 64, so GPU_HYBRID decodes on
 /// the device) against libjpeg-turbo's full decode of each: files, mean and largest absolute
-/// difference per chroma layout. The exactness the README states for each device decoder.
-void check_whole(nvjpegBackend_t backend, const char* name) {
+/// difference per chroma layout, with `flags`' upsampling. The exactness the README states for each.
+void check_whole(nvjpegBackend_t backend, const char* name, unsigned flags = NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION) {
   try {
     constexpr int batch = 64;
-    BatchedDecoder d(backend, batch);
+    BatchedDecoder d(backend, batch, NVJPEG_OUTPUT_RGBI, flags);
     const std::size_t max_pixels = max_pixels_of_files();
     void* dev = nullptr;
     CONVEYOR_CUDA_TRY(cudaMalloc(&dev, std::size_t(batch) * max_pixels * 3));
@@ -493,11 +493,15 @@ int main(int argc, char** argv) {
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   // Other outputs of the engines, windows in batches of 96; without the flag also calls of more
-  // files, as a pipeline with a large device share makes them.
-  const auto engines_with = [](const std::string& name, int batch, EngineOutput o) {
-    benchmark::RegisterBenchmark(("engines_window_b" + std::to_string(batch) + "_" + name).c_str(),
+  // files, as a pipeline with a large device share makes them, and two or three callers at once
+  // (whether the host's part of a call, not the engines, is what bounds it).
+  const auto engines_with = [](const std::string& name, int batch, EngineOutput o, int threads = 1) {
+    benchmark::RegisterBenchmark(("engines_window_b" + std::to_string(batch) + "_" + name +
+                                  (threads > 1 ? "_x" + std::to_string(threads) : std::string()))
+                                     .c_str(),
                                  [o](benchmark::State& s) { engines(s, true, false, o); })
         ->Arg(batch)
+        ->Threads(threads)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   };
@@ -505,7 +509,9 @@ int main(int argc, char** argv) {
   engines_with("yuv", 96, {NVJPEG_OUTPUT_YUV});
   engines_with("yuv_no_interpolation", 96, {NVJPEG_OUTPUT_YUV, NVJPEG_FLAGS_DEFAULT});
   for (const int batch : {96, 128, 192, 256}) engines_with("no_interpolation", batch, {NVJPEG_OUTPUT_RGBI, NVJPEG_FLAGS_DEFAULT});
+  for (const int threads : {2, 3}) engines_with("no_interpolation", 96, {NVJPEG_OUTPUT_RGBI, NVJPEG_FLAGS_DEFAULT}, threads);
   check_whole(NVJPEG_BACKEND_HARDWARE, "engines");
+  check_whole(NVJPEG_BACKEND_HARDWARE, "engines, replicated chroma", NVJPEG_FLAGS_DEFAULT);
   check_whole(NVJPEG_BACKEND_GPU_HYBRID, "gpu_hybrid");
   check_decoupled(NVJPEG_BACKEND_HYBRID, "hybrid");
   check_decoupled(NVJPEG_BACKEND_GPU_HYBRID, "gpu_hybrid");

@@ -283,8 +283,9 @@ fi
 # GPU JPEG decoding: the tests, the engines alone, then the curve (below), torchvision's GPU path, and
 # the tests again under the sanitizers (without the photo test). The curve: img/s and CPU
 # core-seconds per image (user + system time of the whole process over its images) for decode cpu,
-# gpu and auto at each worker count, bf16 NCHW, batch 256, 3 epochs, with the share of the wall
-# time the stager thread spent submitting (it waits in the engines' call).
+# gpu and auto at each worker count (gpu and auto also with replicated chroma upsampling), bf16
+# NCHW, batch 256, 3 epochs, prefetch 6 (the slots GPU decoding wants; README), with the share of
+# the wall time the stager thread spent submitting (it waits in the engines' call).
 if want decode && [ ! -d "$inet" ]; then
   not_run decode "no ImageNet-like set"
 elif want decode; then
@@ -299,17 +300,19 @@ elif want decode; then
   # is the last epoch alone, at the share auto settled on.
   echo "| decode | workers | img/s | core-s/img | device share | stager busy | last epoch img/s |" > "$out/decode_curve.md"
   echo "|---|---|---|---|---|---|---|" >> "$out/decode_curve.md"
-  for decode in cpu gpu auto; do
+  for mode in cpu gpu auto gpu-replicated auto-replicated; do
+    decode=${mode%-replicated}
+    upsampling=$([ "$decode" = "$mode" ] && echo interpolated || echo replicated)
     for w in 1 2 4 8 16; do
-      name=decode_${decode}_$(printf %02d "$w")
+      name=decode_${mode}_$(printf %02d "$w")
       if (TIMEFORMAT="cpu %U %S"; time "$bench" --data "$inet" --device cuda --workers "$w" --batch 256 --epochs 3 \
-        --dtype bf16 --decode "$decode" --stats-json "$logs/$name.json") > "$logs/$name.log" 2>&1; then
+        --prefetch 6 --dtype bf16 --decode "$decode" --gpu-upsampling "$upsampling" --stats-json "$logs/$name.json") > "$logs/$name.log" 2>&1; then
         rate=$(python3 -c "import json; s=json.load(open('$logs/$name.json')); print(f\"{s['images_per_second']:.0f} {s['images']} {s['gpu_share']:.3f} {100 * s['submit_seconds'] / s['elapsed_seconds']:.0f}%\")")
         set -- $rate
         core=$(awk -v n="$2" '/^cpu /{printf "%.6f", ($2 + $3) / n}' "$logs/$name.log")
         last=$(awk '/^epoch [0-9]+: /{v = $3} END {printf "%.0f", v}' "$logs/$name.log")
         result[$name]="$1 img/s, $core core-s/img, share $3, stager busy $4, last epoch $last img/s"
-        echo "| $decode | $w | $1 | $core | $3 | $4 | $last |" >> "$out/decode_curve.md"
+        echo "| $mode | $w | $1 | $core | $3 | $4 | $last |" >> "$out/decode_curve.md"
       else
         result[$name]="FAIL: $(tail -n 1 "$logs/$name.log")"
       fi
@@ -317,9 +320,9 @@ elif want decode; then
   done
   # The curve as the README's chart (docs/decode_curve.svg is this file, copied).
   series=()
-  for decode in cpu gpu auto; do
-    values=$(awk -F'|' -v d="$decode" '{ gsub(/ /, "") } $2 == d { v = v (v ? "," : "") (d == "auto" ? $8 : $4) } END { print v }' "$out/decode_curve.md")
-    [ "$(tr -cd , <<< "$values" | wc -c)" = 4 ] && series+=(--series "decode $decode$([ $decode = auto ] && echo ', last epoch')=$values")
+  for mode in cpu gpu auto gpu-replicated auto-replicated; do
+    values=$(awk -F'|' -v d="$mode" '{ gsub(/ /, "") } $2 == d { v = v (v ? "," : "") (d ~ /^auto/ ? $8 : $4) } END { print v }' "$out/decode_curve.md")
+    [ "$(tr -cd , <<< "$values" | wc -c)" = 4 ] && series+=(--series "decode $mode$([[ $mode = auto* ]] && echo ', last epoch')=$values")
   done
   [ ${#series[@]} -gt 0 ] && python3 benchmarks/compare/svg_plot.py --out "$out/decode_curve.svg" --workers 1,2,4,8,16 \
     --title "GPU JPEG decoding: RandomResizedCrop 224 + flip + normalize, one H200" "${series[@]}"

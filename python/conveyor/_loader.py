@@ -72,14 +72,18 @@ class Loader:
     default 1, of the files the GPU's hardware JPEG engines take go to them) or "auto" (the share
     set between epochs from measured rates, starting at gpu_share, by default the model's best
     share for the worker count at rates measured on an H200; `stats()` says it and `state_dict`
-    keeps it). Needs a build with nvJPEG.
+    keeps it). Needs a build with nvJPEG. gpu_upsampling: how the engines fill in subsampled chroma,
+    "interpolated" (libjpeg-turbo's fancy upsampling, the closest to the CPU's pixels) or
+    "replicated" (each chroma sample repeated; about 3x less of the stager's time a file, so the
+    engines take more, within a wider tolerance: the README's exactness section).
     """
 
     def __init__(self, dataset: Union[_conveyor.Dataset, str, os.PathLike], batch_size: int = 256, shuffle: bool = False, seed: int = 0,
                  transform: Union[ImageAugment, RawTensor, None] = None, workers: int = -1, prefetch: int = 3,
                  drop_last: bool = False, on_error: str = "raise", device: Any = "cpu", stream: Any = None,
                  distributed: Union[bool, str, Tuple[int, int]] = False, output: Optional[str] = None,
-                 shard_window: int = 0, decode: str = "cpu", gpu_share: Optional[float] = None):
+                 shard_window: int = 0, decode: str = "cpu", gpu_share: Optional[float] = None,
+                 gpu_upsampling: str = "interpolated"):
         if isinstance(dataset, (str, os.PathLike)):
             dataset = open_dataset(dataset)
         self.dataset = dataset
@@ -97,7 +101,7 @@ class Loader:
             dataset, self.transform._native(), batch_size=batch_size, shuffle=shuffle, seed=seed, workers=workers,
             prefetch=prefetch, drop_last=drop_last, on_error=on_error, device=_device_index(device, distributed),
             stream=_stream_handle(stream), distributed=mode, rank=rank, world_size=world, shard_window=shard_window,
-            decode=decode, gpu_share=gpu_share)
+            decode=decode, gpu_share=gpu_share, gpu_upsampling=gpu_upsampling)
         self.decode = decode
         self._convert = self._converter(output, _device_index(device, distributed) != -1)
         self._resume: Optional[Tuple[int, int]] = None  # (epoch, batches done) from load_state_dict

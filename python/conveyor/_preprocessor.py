@@ -26,7 +26,7 @@ class Preprocessor:
     def __init__(self, transform: Optional[ImageAugment] = None, max_images: int = 32, lanes: int = 2,
                  max_waiting: int = 64, workers: int = -1, prefetch: int = 3, device: Any = "cpu",
                  stream: Any = None, decode: str = "cpu", gpu_share: Optional[float] = None,
-                 output: Optional[str] = None):
+                 output: Optional[str] = None, gpu_upsampling: str = "interpolated"):
         self.transform = transform if transform is not None else ImageAugment.eval()
         if isinstance(self.transform, RawTensor):
             raise _conveyor.ConfigError("Preprocessor: a request holds encoded images: use an ImageAugment")
@@ -34,7 +34,8 @@ class Preprocessor:
         index = _device_index(device, False)
         self._impl = _conveyor.Preprocessor(
             self.transform._native(), max_images=max_images, lanes=lanes, max_waiting=max_waiting, workers=workers,
-            prefetch=prefetch, device=index, stream=_stream_handle(stream), decode=decode, gpu_share=gpu_share)
+            prefetch=prefetch, device=index, stream=_stream_handle(stream), decode=decode, gpu_share=gpu_share,
+            gpu_upsampling=gpu_upsampling)
         self._convert = Loader._converter(output, index != -1)
 
     def __call__(self, images: Sequence[Any], timeout: Optional[float] = None):

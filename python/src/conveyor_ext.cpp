@@ -336,8 +336,10 @@ using SkippedRecord = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, st
 
 // --- the loader -----------------------------------------------------------------------------------
 
-/// `decode` ("cpu", "gpu", "auto") and the share to start from (unset: the pipeline's default) into `o`.
-void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string& decode, std::optional<double> gpu_share) {
+/// `decode` ("cpu", "gpu", "auto"), the share to start from (unset: the pipeline's default) and the
+/// device decoder's chroma upsampling ("interpolated", "replicated") into `o`.
+void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string& decode, std::optional<double> gpu_share,
+                const std::string& upsampling) {
   if (decode == "cpu")
     o.decode = conveyor::JpegDecode::cpu;
   else if (decode == "gpu")
@@ -347,6 +349,13 @@ void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string
   else
     throw conveyor::ConfigError(std::string(who) + ": decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
   o.gpu_share = gpu_share;
+  if (upsampling == "interpolated")
+    o.gpu_upsampling = conveyor::ChromaUpsampling::interpolated;
+  else if (upsampling == "replicated")
+    o.gpu_upsampling = conveyor::ChromaUpsampling::replicated;
+  else
+    throw conveyor::ConfigError(std::string(who) + ": gpu_upsampling must be 'interpolated' or 'replicated', got '" +
+                                upsampling + "'");
 }
 
 /// What a loader and its live epoch share: the pipeline lives until both are gone.
@@ -452,7 +461,7 @@ class Loader {
          int workers, std::size_t prefetch, bool drop_last, const std::string& on_error, int device,
          std::uintptr_t stream, const std::string& distributed, std::optional<std::uint64_t> rank,
          std::optional<std::uint64_t> world_size, std::uint64_t shard_window, const std::string& decode,
-         std::optional<double> gpu_share)
+         std::optional<double> gpu_share, const std::string& gpu_upsampling)
       : core_(std::make_shared<Core>()) {
     conveyor::PipelineOptions o;
     o.batch_size = batch_size;
@@ -468,7 +477,7 @@ class Loader {
       o.on_error = conveyor::OnError::skip;
     else
       throw conveyor::ConfigError("Loader: on_error must be 'raise' or 'skip', got '" + on_error + "'");
-    set_decode(o, "Loader", decode, gpu_share);
+    set_decode(o, "Loader", decode, gpu_share, gpu_upsampling);
     conveyor::AnyDataset data = dataset.use();
     const std::uint64_t n = data.size();
     std::optional<conveyor::AnySampler> sampler;
@@ -565,14 +574,14 @@ class Preprocessor {
  public:
   Preprocessor(const Transform& transform, std::size_t max_images, std::size_t lanes, std::size_t max_waiting,
                int workers, std::size_t prefetch, int device, std::uintptr_t stream, const std::string& decode,
-               std::optional<double> gpu_share)
+               std::optional<double> gpu_share, const std::string& gpu_upsampling)
       : pid_(getpid()) {
     conveyor::PipelineOptions o;
     o.workers = workers;
     o.prefetch = prefetch;
     o.device = device;
     o.stream = reinterpret_cast<CUstream_st*>(stream);
-    set_decode(o, "Preprocessor", decode, gpu_share);
+    set_decode(o, "Preprocessor", decode, gpu_share, gpu_upsampling);
     nb::gil_scoped_release release;
     pre_ = std::make_unique<Impl>(transform.any, conveyor::PreprocessorOptions{max_images, lanes, max_waiting, o});
   }
@@ -766,10 +775,10 @@ NB_MODULE(_conveyor, m) {
   nb::class_<Loader>(m, "Loader")
       .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, bool, const std::string&,
                     int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
-                    std::uint64_t, const std::string&, std::optional<double>>(),
+                    std::uint64_t, const std::string&, std::optional<double>, const std::string&>(),
            "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "drop_last"_a,
            "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a,
-           "decode"_a, "gpu_share"_a)
+           "decode"_a, "gpu_share"_a, "gpu_upsampling"_a)
       .def("set_gpu_share", &Loader::set_gpu_share, "share"_a)
       .def("prometheus", &Loader::prometheus, "labels"_a)
       .def("batches_per_epoch", &Loader::batches_per_epoch)
@@ -783,9 +792,9 @@ NB_MODULE(_conveyor, m) {
       .def_prop_ro("dataset_size", &Loader::dataset_size);
   nb::class_<Preprocessor>(m, "Preprocessor")
       .def(nb::init<const Transform&, std::size_t, std::size_t, std::size_t, int, std::size_t, int, std::uintptr_t,
-                    const std::string&, std::optional<double>>(),
+                    const std::string&, std::optional<double>, const std::string&>(),
            "transform"_a, "max_images"_a, "lanes"_a, "max_waiting"_a, "workers"_a, "prefetch"_a, "device"_a, "stream"_a,
-           "decode"_a, "gpu_share"_a)
+           "decode"_a, "gpu_share"_a, "gpu_upsampling"_a)
       .def("run", &Preprocessor::run, "images"_a, "timeout"_a = nb::none())
       .def("stats", &Preprocessor::stats)
       .def("prometheus", &Preprocessor::prometheus, "labels"_a);

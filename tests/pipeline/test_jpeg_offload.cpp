@@ -205,6 +205,11 @@ TEST_CASE("auto starts at the model's share for its worker count, not at a fixed
   // The option, when given, wins; unset it is 1 with gpu.
   PipelineOptions o{.workers = 16, .decode = JpegDecode::adaptive};
   CHECK(detail::first_gpu_share(o) == starting_gpu_share(16, 256));
+  // Replicated chroma makes the engines' call about 2x cheaper a file, so more goes to them.
+  o.gpu_upsampling = ChromaUpsampling::replicated;
+  CHECK(detail::first_gpu_share(o) == starting_gpu_share(16, 256, false));
+  CHECK(starting_gpu_share(16, 256, false) >= 0.4);
+  CHECK(starting_gpu_share(4, 256, false) > starting_gpu_share(4, 256));
   o.gpu_share = 0.5;
   CHECK(detail::first_gpu_share(o) == 0.5);
   CHECK(detail::first_gpu_share({.decode = JpegDecode::gpu}) == 1.0);

@@ -113,6 +113,8 @@ def test_errors_keep_their_kind_and_fields(samples, tmp_path):
         conveyor.Loader(data, decode="gpu")  # the CPU backend decodes on its workers
     with pytest.raises(conveyor.ConfigError, match=r"gpu_share must be in \[0, 1\]"):
         conveyor.Loader(data, gpu_share=2.0)
+    with pytest.raises(conveyor.ConfigError, match="gpu_upsampling must be 'interpolated' or 'replicated', got 'nearest'"):
+        conveyor.Loader(data, gpu_upsampling="nearest")
     with pytest.raises(OSError) as missing:
         conveyor.ImageFolder(str(tmp_path / "none"))
     assert isinstance(missing.value, conveyor.IoError) and missing.value.path.endswith("none")

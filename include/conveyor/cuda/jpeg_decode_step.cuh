@@ -3,7 +3,8 @@
 /// The CUDA implementation of `DecodeJpegs`: the slot's JPEG jobs (device/jpeg_offload.hpp) go to
 /// the hardware JPEG engines in one batched nvJPEG call on the load stream, each decoding its
 /// window (nvJPEG's region of interest) into its place in the slot's device section, with
-/// interpolated chroma upsampling (libjpeg-turbo's "fancy" upsampling, which the CPU path uses).
+/// interpolated chroma upsampling (libjpeg-turbo's "fancy" upsampling, which the CPU path uses) or,
+/// where the spec asks, replicated chroma (nvJPEG's default, about 3x less host time a call).
 /// Included by cuda/backend.cuh in builds with nvJPEG (CONVEYOR_WITH_NVJPEG), which registers it.
 ///
 /// The engines write their output when the call is made, not when the stream reaches it (a
@@ -55,8 +56,8 @@ class JpegDecodeStep final : public DeviceStep {
  public:
   JpegDecodeStep(const DecodeJpegs& spec, const DeviceStepConfig& c)
       : spec_(spec), c_(c), outputs_(new nvjpegImage_t[c.batch_size]), timing_(c.slots), cpu_(spec.decode) {
-    const nvjpegStatus_t made = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr,
-                                               NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION, &handle_);
+    const unsigned flags = spec.interpolated_upsampling ? NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION : NVJPEG_FLAGS_DEFAULT;
+    const nvjpegStatus_t made = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, flags, &handle_);
     if (made != NVJPEG_STATUS_SUCCESS)
       throw ConfigError("decode = gpu: nvJPEG finds no hardware JPEG decoder on device " + std::to_string(c.device) +
                         " (nvjpegCreateEx returned status " + std::to_string(int(made)) +
@@ -158,6 +159,11 @@ class JpegDecodeStep final : public DeviceStep {
       lengths_.push_back(j.bytes);
       outputs_[k] = j.out;
     }
+    // The state's buffers are the last call's until the device has run what that call queued on
+    // the stream: re-initialising or reusing them sooner made a later call spin in nvJPEG forever
+    // (on an H200, about one call in 700 of varying size, with replicated chroma, whose calls
+    // return sooner). Long done by now, as a rule.
+    last_call_.synchronize();
     if (n != batch_) {
       check_nvjpeg(nvjpegDecodeBatchedInitialize(handle_, state_, n, 1, NVJPEG_OUTPUT_RGBI), "nvjpegDecodeBatchedInitialize");
       batch_ = n;
@@ -166,6 +172,7 @@ class JpegDecodeStep final : public DeviceStep {
     const nvjpegStatus_t status =
         nvjpegDecodeBatchedEx(handle_, state_, files_.data(), lengths_.data(), outputs_.get(), params_.data(), stream);
     call_seconds_ += seconds_since(t0);
+    last_call_.record(StreamRef(stream));
     if (status != NVJPEG_STATUS_SUCCESS) batch_ = 0;  // re-initialise the state before its next use
     return status;
   }
@@ -223,6 +230,7 @@ class JpegDecodeStep final : public DeviceStep {
   // Not a std::vector: nvcc 13.0 crashes destroying a vector of nvJPEG's anonymous-struct typedef.
   std::unique_ptr<nvjpegImage_t[]> outputs_;
   std::vector<Timing> timing_;  // per slot
+  Event last_call_;             // after the last batched call's work on the stream
   ImageDecoder cpu_;            // the fallback
   PinnedBuffer scratch_;
   std::uint64_t decoded_ = 0, fallbacks_ = 0;

@@ -100,12 +100,14 @@ inline constexpr double offload_overlap_exponent = 3.5;
 /// decoding", 2026-12-02) for `workers` workers and `batch` samples a batch: worker time per
 /// sample 546 us for an engine-able file and 1,862 us for the others with more than 8 workers
 /// (506 and 1,649 with fewer), 91.8 % of the files engine-able, the batched call 2 ms + 95 us an
-/// image. The model with these rates reproduces the share sweeps measured there.
-[[nodiscard]] inline OffloadRates h200_offload_rates(int workers, double batch) noexcept {
+/// image with `interpolated` chroma upsampling, 0.5 ms + 42 us without (2026-12-04). The model
+/// with these rates reproduces the share sweeps measured there.
+[[nodiscard]] inline OffloadRates h200_offload_rates(int workers, double batch, bool interpolated = true) noexcept {
   const bool many = workers > 8;
   return {.workers = workers, .batch = batch, .read_seconds = 10e-6, .cpu_seconds = many ? 546e-6 : 506e-6,
           .other_seconds = many ? 1.862e-3 : 1.649e-3, .offload_seconds = 15e-6, .eligible = 0.918,
-          .call_fixed_seconds = 2e-3, .call_image_seconds = 95e-6, .stager_seconds = 0.1e-3};
+          .call_fixed_seconds = interpolated ? 2e-3 : 0.5e-3, .call_image_seconds = interpolated ? 95e-6 : 42e-6,
+          .stager_seconds = 0.1e-3};
 }
 
 /// A share `JpegDecode::adaptive` uses: `s` within [2 %, 98 %], so both decoders stay measured.
@@ -115,8 +117,8 @@ inline constexpr double offload_overlap_exponent = 3.5;
 /// `h200_offload_rates`, kept measurable as every later epoch's. A function of the settings
 /// alone, so the first epoch's batches are the same in every run; the epochs after use the rates
 /// this machine measures.
-[[nodiscard]] inline double starting_gpu_share(int workers, std::size_t batch) noexcept {
-  return measurable_share(best_gpu_share(h200_offload_rates(workers < 1 ? 1 : workers, double(batch))));
+[[nodiscard]] inline double starting_gpu_share(int workers, std::size_t batch, bool interpolated = true) noexcept {
+  return measurable_share(best_gpu_share(h200_offload_rates(workers < 1 ? 1 : workers, double(batch), interpolated)));
 }
 
 /// One sample's device decode: its file at its place in the host section, and the window to
@@ -166,6 +168,7 @@ struct DecodeJpegs {
       "build with the CUDA toolkit's nvJPEG (or CONVEYOR_NVJPEG_ROOT pointing at one)";
   JpegOffloadLayout layout{};
   DecodeOptions decode{};  ///< for the CPU fallback of a file the engines refuse
+  bool interpolated_upsampling = true;  ///< nvJPEG's interpolated chroma upsampling, else replicated
 };
 
 }  // namespace v0

@@ -36,6 +36,16 @@ enum class JpegDecode : std::uint8_t {
   return "?";
 }
 
+/// How the device's JPEG decoder fills in subsampled chroma (`PipelineOptions::gpu_upsampling`).
+enum class ChromaUpsampling : std::uint8_t {
+  interpolated,  ///< interpolated, as libjpeg-turbo's "fancy" upsampling: the closest to the CPU's pixels
+  replicated,    ///< each chroma sample repeated: about 3x less of the engines' host time per call
+};
+
+[[nodiscard]] constexpr const char* to_string(ChromaUpsampling u) noexcept {
+  return u == ChromaUpsampling::interpolated ? "interpolated" : "replicated";
+}
+
 /// `BatchPipeline::Options::device` for the CPU backend (host tensors).
 inline constexpr int cpu_device = -1;
 
@@ -77,6 +87,9 @@ struct PipelineOptions {
   /// The largest window a device decode takes, in pixels (0: the transform's; ImageAugment's is
   /// 786,432): each slot holds 3 bytes a pixel of it per sample in device memory.
   std::size_t gpu_max_window_pixels = 0;
+  /// The device decoder's chroma upsampling, within the tolerance README's exactness table states
+  /// for each.
+  ChromaUpsampling gpu_upsampling = ChromaUpsampling::interpolated;
 };
 
 /// A sample the pipeline replaced under `OnError::skip`.
