@@ -74,7 +74,7 @@ class Loader:
     share for the worker count at rates measured on an H200; `stats()` says it and `state_dict`
     keeps it). Needs a build with nvJPEG. gpu_upsampling: how the engines fill in subsampled chroma,
     "interpolated" (libjpeg-turbo's fancy upsampling, the closest to the CPU's pixels) or
-    "replicated" (each chroma sample repeated; about 3x less of the stager's time a file, so the
+    "replicated" (each chroma sample repeated; a third to a half of the stager's time a file, so the
     engines take more, within a wider tolerance: the README's exactness section).
     """
 

@@ -4,7 +4,7 @@
 /// the hardware JPEG engines in one batched nvJPEG call on the load stream, each decoding its
 /// window (nvJPEG's region of interest) into its place in the slot's device section, with
 /// interpolated chroma upsampling (libjpeg-turbo's "fancy" upsampling, which the CPU path uses) or,
-/// where the spec asks, replicated chroma (nvJPEG's default, about 3x less host time a call).
+/// where the spec asks, replicated chroma (nvJPEG's default: a third to a half of the host time a call).
 /// Included by cuda/backend.cuh in builds with nvJPEG (CONVEYOR_WITH_NVJPEG), which registers it.
 ///
 /// The engines write their output when the call is made, not when the stream reaches it (a

@@ -39,7 +39,7 @@ enum class JpegDecode : std::uint8_t {
 /// How the device's JPEG decoder fills in subsampled chroma (`PipelineOptions::gpu_upsampling`).
 enum class ChromaUpsampling : std::uint8_t {
   interpolated,  ///< interpolated, as libjpeg-turbo's "fancy" upsampling: the closest to the CPU's pixels
-  replicated,    ///< each chroma sample repeated: about 3x less of the engines' host time per call
+  replicated,    ///< each chroma sample repeated: a third to a half of the engines' host time per call
 };
 
 [[nodiscard]] constexpr const char* to_string(ChromaUpsampling u) noexcept {
