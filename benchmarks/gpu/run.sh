@@ -280,17 +280,28 @@ elif want formats; then
   fi
 fi
 
-# GPU JPEG decoding: the tests, the engines alone, then the curve (below), torchvision's GPU path, and
-# the tests again under the sanitizers (without the photo test). The curve: img/s and CPU
-# core-seconds per image (user + system time of the whole process over its images) for decode cpu,
-# gpu and auto at each worker count (gpu and auto also with replicated chroma upsampling), bf16
-# NCHW, batch 256, 3 epochs, prefetch 6 (the slots GPU decoding wants; README), with the share of
-# the wall time the stager thread spent submitting (it waits in the engines' call).
+# GPU JPEG decoding: the tests, a check for nvJPEG's stall, the engines alone, then the curve
+# (below), torchvision's GPU path, and the tests again under the sanitizers (without the photo
+# test). The curve: img/s and CPU core-seconds per image (user + system time of the whole process
+# over its images) for decode cpu, gpu and auto at each worker count (gpu and auto also with
+# replicated chroma upsampling), bf16 NCHW, batch 256, 3 epochs, prefetch 6 (the slots GPU
+# decoding wants; README), with the share of the wall time the stager thread spent submitting (it
+# waits in the engines' call).
 if want decode && [ ! -d "$inet" ]; then
   not_run decode "no ImageNet-like set"
 elif want decode; then
   tests=$build/tests/cuda/conveyor_cuda_tests
   step decode_tests "$tests" "[nvjpeg]"
+  # The stall nvJPEG showed when its state was re-initialised too soon (about one call in 700,
+  # RESULTS.md 2026-12-04): 12 runs of 100 calls of varying size, each given 30 s for its second.
+  finished=0
+  for i in $(seq 12); do
+    timeout 30 "$bench" --data "$inet" --device cuda --workers 16 --batch 256 --epochs 5 --dtype bf16 --decode gpu \
+      --gpu-share 0.6 --gpu-upsampling replicated --prefetch $((i % 2 ? 6 : 3)) > "$logs/decode_stall_$i.log" 2>&1 &&
+      finished=$((finished + 1))
+  done
+  result[decode_stall_check]="$([ $finished = 12 ] && echo pass || echo FAIL): $finished of 12 runs finished"
+  echo "== decode_stall_check: ${result[decode_stall_check]}"
   if [ -x "$build/benchmarks/bench_nvjpeg" ]; then
     step bench_nvjpeg "$build/benchmarks/bench_nvjpeg" --jpegs "$inet" --benchmark_min_time=0.3
   else
