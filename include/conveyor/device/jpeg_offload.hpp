@@ -32,7 +32,8 @@ inline namespace v0 {
 /// and photo sets, with nvJPEG's interpolated upsampling): baseline or extended Huffman YCbCr
 /// with 4:4:4, 4:2:2, 4:2:0 or 4:4:0 chroma, at least 32 pixels a side. Progressive and
 /// arithmetic-coded files, grayscale (whose odd sampling factors the engine decodes differently),
-/// RGB- and CMYK-coded files, 4:1:1 and tiny images stay on the CPU.
+/// RGB- and CMYK-coded files, 4:1:1 and tiny images stay on the CPU. Replicated chroma
+/// (`ChromaUpsampling::replicated`) takes the same files, within its wider tolerance (README).
 [[nodiscard]] inline bool engine_decodable(const JpegInfo& j) noexcept {
   if (j.progressive || j.arithmetic || j.components != 3 || j.color != JpegColor::ycbcr) return false;
   if (j.width < 32 || j.height < 32) return false;
