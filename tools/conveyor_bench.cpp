@@ -135,10 +135,11 @@ Args parse(int argc, char** argv) {
       a.gpu_share = std::strtod(v.c_str(), &end);
       if (v.empty() || *end != '\0') usage("--gpu-share expects a number in [0, 1], got '" + v + "'");
     } else if (flag == "--gpu-upsampling") {
-      const std::string v = value();
-      if (v == "interpolated") a.gpu_upsampling = conveyor::ChromaUpsampling::interpolated;
-      else if (v == "replicated") a.gpu_upsampling = conveyor::ChromaUpsampling::replicated;
-      else usage("--gpu-upsampling expects interpolated or replicated, got '" + v + "'");
+      try {
+        a.gpu_upsampling = conveyor::parse_chroma_upsampling(value());
+      } catch (const conveyor::ConfigError& e) {
+        usage(e.what());
+      }
     }
     else if (flag == "--device-sync") a.device_sync = value();
     else if (flag == "--dump") a.dump = value();

@@ -349,13 +349,7 @@ void set_decode(conveyor::PipelineOptions& o, const char* who, const std::string
   else
     throw conveyor::ConfigError(std::string(who) + ": decode must be 'cpu', 'gpu' or 'auto', got '" + decode + "'");
   o.gpu_share = gpu_share;
-  if (upsampling == "interpolated")
-    o.gpu_upsampling = conveyor::ChromaUpsampling::interpolated;
-  else if (upsampling == "replicated")
-    o.gpu_upsampling = conveyor::ChromaUpsampling::replicated;
-  else
-    throw conveyor::ConfigError(std::string(who) + ": gpu_upsampling must be 'interpolated' or 'replicated', got '" +
-                                upsampling + "'");
+  o.gpu_upsampling = conveyor::parse_chroma_upsampling(upsampling);
 }
 
 /// What a loader and its live epoch share: the pipeline lives until both are gone.

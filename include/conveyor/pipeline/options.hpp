@@ -3,11 +3,13 @@
 /// `BatchPipeline`'s options, and what it records about skipped samples.
 
 #include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*; no CUDA header needed here
 
@@ -44,6 +46,13 @@ enum class ChromaUpsampling : std::uint8_t {
 
 [[nodiscard]] constexpr const char* to_string(ChromaUpsampling u) noexcept {
   return u == ChromaUpsampling::interpolated ? "interpolated" : "replicated";
+}
+
+/// Parses "interpolated" or "replicated". @throws ConfigError for anything else.
+[[nodiscard]] inline ChromaUpsampling parse_chroma_upsampling(std::string_view s) {
+  for (ChromaUpsampling u : {ChromaUpsampling::interpolated, ChromaUpsampling::replicated})
+    if (s == to_string(u)) return u;
+  throw ConfigError("gpu_upsampling must be 'interpolated' or 'replicated', got '" + std::string(s) + "'");
 }
 
 /// `BatchPipeline::Options::device` for the CPU backend (host tensors).

@@ -33,11 +33,15 @@ inline void validate_decode_options(const PipelineOptions& o) {
                       " decodes on a device: set device to a CUDA ordinal (the CPU backend decodes on its workers)");
 }
 
+/// Whether the device decoder interpolates chroma: the device layer's spelling of `gpu_upsampling`.
+[[nodiscard]] inline bool interpolates_chroma(const PipelineOptions& o) noexcept {
+  return o.gpu_upsampling == ChromaUpsampling::interpolated;
+}
+
 /// The engines' share of the first epoch: `gpu_share`, or its default for `decode`.
 [[nodiscard]] inline double first_gpu_share(const PipelineOptions& o) noexcept {
   if (o.gpu_share) return *o.gpu_share;
-  const bool interpolated = o.gpu_upsampling == ChromaUpsampling::interpolated;
-  return o.decode == JpegDecode::adaptive ? starting_gpu_share(o.workers, o.batch_size, interpolated) : 1.0;
+  return o.decode == JpegDecode::adaptive ? starting_gpu_share(o.workers, o.batch_size, interpolates_chroma(o)) : 1.0;
 }
 
 /// The places of a device JPEG decoder, with its step put first in `work`; nothing with decode = cpu.
@@ -49,8 +53,8 @@ inline void validate_decode_options(const PipelineOptions& o) {
                       " needs a transform that stages JPEGs for a device decoder (ImageAugment does)");
   const std::size_t window = o.gpu_max_window_pixels ? 3 * o.gpu_max_window_pixels : work.jpeg_staging->max_window_bytes;
   const JpegOffloadLayout layout{o.batch_size, o.gpu_max_file_bytes, window};
-  const DecodeJpegs step{layout, work.jpeg_staging->decode, o.gpu_upsampling == ChromaUpsampling::interpolated};
-  work.steps.insert(work.steps.begin(), DeviceStepSpec::of(step));
+  work.steps.insert(work.steps.begin(),
+                    DeviceStepSpec::of(DecodeJpegs{layout, work.jpeg_staging->decode, interpolates_chroma(o)}));
   return layout;
 }
 
