@@ -29,6 +29,8 @@ PHOTOS = [
     "mate_Storm.jpg",                 # 4:2:2 1920x1280
     "exif_Portrait_0.jpg",            # portrait 4:2:0
     "lomiri_Dragonfly_by_Bolly.jpg",  # 13 MP progressive: a 12x downscale
+    "skimage_rocket.jpg",             # 640x427 -> 383x256: CenterCrop's margin 159 = 3 mod 4, where
+                                      # round-half-even (80) and floor (79) differ
 ]
 
 
