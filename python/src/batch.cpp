@@ -45,18 +45,25 @@ nb::object Tensor::dlpack(nb::object stream, nb::object max_version, nb::object 
 
 void bind_batches(nb::module_& m) {
   using namespace nb::literals;
-  nb::class_<Tensor>(m, "Tensor")
+  nb::class_<Tensor>(m, "Tensor",
+                     "One tensor of a batch (its images or its labels), viewing the loader's memory: hand it to "
+                     "torch.from_dlpack, numpy.from_dlpack or any DLPack consumer. The batch's slot is reused only "
+                     "once every tensor made from it is gone.")
       .def("__dlpack__", &Tensor::dlpack, "stream"_a = nb::none(), "max_version"_a = nb::none(),
-           "dl_device"_a = nb::none(), "copy"_a = nb::none())
-      .def("__dlpack_device__", &Tensor::dlpack_device)
-      .def_prop_ro("shape", &Tensor::shape)
-      .def_prop_ro("dtype", &Tensor::dtype);
-  nb::class_<Batch>(m, "Batch")
-      .def_prop_ro("images", &Batch::images)
-      .def_prop_ro("labels", &Batch::labels)
-      .def_prop_ro("indices", &Batch::indices)
-      .def_prop_ro("epoch", &Batch::epoch)
-      .def_prop_ro("number", &Batch::number)
+           "dl_device"_a = nb::none(), "copy"_a = nb::none(),
+           "A DLPack capsule; a CUDA `stream` (None or 1: the legacy default stream, 2: per-thread, else a "
+           "cudaStream_t; -1: no ordering) is made to wait for the batch on the device.")
+      .def("__dlpack_device__", &Tensor::dlpack_device, "(device type, device id) as DLPack numbers them.")
+      .def_prop_ro("shape", &Tensor::shape, "The tensor's shape.")
+      .def_prop_ro("dtype", &Tensor::dtype, "conveyor's name for the element type: u8, f32, f16, bf16 or i64.");
+  nb::class_<Batch>(m, "Batch",
+                    "One batch as Loader.batches() yields it: its images and labels as Tensors, the dataset index "
+                    "of each sample, the epoch and the batch's number in it; len() is its sample count.")
+      .def_prop_ro("images", &Batch::images, "The images, [N, 3, H, W] or [N, H, W, 3] (or RawTensor's shape).")
+      .def_prop_ro("labels", &Batch::labels, "The labels, int64 [N].")
+      .def_prop_ro("indices", &Batch::indices, "The dataset index of each sample.")
+      .def_prop_ro("epoch", &Batch::epoch, "The epoch the batch belongs to.")
+      .def_prop_ro("number", &Batch::number, "The batch's position in its epoch, from 0.")
       .def("__len__", &Batch::size);
 }
 

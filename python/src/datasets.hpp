@@ -1,5 +1,7 @@
 #pragma once
 // The shipped datasets as Python sees them: each type-erased into the AnyDataset a loader reads.
+// Paths come in as os.fsencode's bytes and go out as os.fsdecode's str (paths.hpp); the package's
+// Python classes (python/conveyor/_datasets.py) check the arguments and document them.
 
 #include "bindings.hpp"
 
@@ -27,7 +29,7 @@ class Dataset {
   virtual conveyor::AnyDataset use() { return any_; }
   [[nodiscard]] std::uint64_t size() const { return any_.size(); }
   [[nodiscard]] std::int64_t label(std::uint64_t i) const { return any_.label(checked(i)); }
-  [[nodiscard]] std::string name(std::uint64_t i) const { return any_.name(checked(i)); }
+  [[nodiscard]] nb::str name(std::uint64_t i) const;
   [[nodiscard]] nb::bytes read(std::uint64_t i) const;
 
  protected:
@@ -39,8 +41,8 @@ class Dataset {
 class ImageFolder final : public Dataset {
  public:
   explicit ImageFolder(std::shared_ptr<const conveyor::ImageFolder> f) : Dataset(conveyor::AnyDataset(f)), f_(std::move(f)) {}
-  [[nodiscard]] const std::vector<std::string>& classes() const { return f_->classes(); }
-  [[nodiscard]] const std::string& root() const { return f_->root(); }
+  [[nodiscard]] nb::typed<nb::list, nb::str> classes() const;
+  [[nodiscard]] nb::str root() const;
 
  private:
   std::shared_ptr<const conveyor::ImageFolder> f_;
@@ -49,7 +51,7 @@ class ImageFolder final : public Dataset {
 class FileList final : public Dataset {
  public:
   explicit FileList(std::shared_ptr<const conveyor::FileList> f) : Dataset(conveyor::AnyDataset(f)), f_(std::move(f)) {}
-  [[nodiscard]] const std::string& root() const { return f_->root(); }
+  [[nodiscard]] nb::str root() const;
 
  private:
   std::shared_ptr<const conveyor::FileList> f_;

@@ -5,6 +5,7 @@
 #include "batch.hpp"
 #include "datasets.hpp"
 #include "options.hpp"
+#include "paths.hpp"
 #include "transforms.hpp"
 
 #include <conveyor/core/samplers.hpp>
@@ -33,7 +34,7 @@
 namespace conveyor_ext {
 namespace {
 
-using SkippedRecord = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::string, std::string>;
+using SkippedRecord = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, nb::str, nb::str>;
 
 /// What a loader and its live epoch share: the pipeline lives until both are gone.
 struct Core {
@@ -51,8 +52,10 @@ struct Core {
 /// One epoch being iterated.
 class Epoch {
  public:
-  explicit Epoch(std::shared_ptr<Core> core) : core_(std::move(core)) {
+  /// Starts `epoch` at batch `first_batch`.
+  Epoch(std::shared_ptr<Core> core, std::uint64_t epoch, std::uint64_t first_batch) : core_(std::move(core)) {
     nb::gil_scoped_release release;
+    core_->pipe->set_epoch(epoch, first_batch);
     it_.emplace(core_->pipe->begin());
   }
   Epoch(const Epoch&) = delete;
@@ -64,17 +67,20 @@ class Epoch {
     }
   }
 
-  /// The next batch; raises StopIteration at the epoch's end.
+  /// The next batch; raises StopIteration at the epoch's end. A batch position is consumed once
+  /// its batch is handed out or its SampleError raised; a wait cut short (Ctrl-C, every slot held)
+  /// consumes nothing, so the next call waits for the same batch again.
   Batch next() {
     if (!it_) throw nb::stop_iteration();
     core_->check_process();
-    {
+    if (advance_) {
       nb::gil_scoped_release release;
-      if (started_) ++*it_;
+      ++*it_;
+      advance_ = false;
     }
-    started_ = true;
     if (*it_ == std::default_sentinel) {
       close();
+      finished_ = true;
       throw nb::stop_iteration();
     }
     using namespace std::chrono_literals;
@@ -93,9 +99,16 @@ class Epoch {
             "earlier batches (or copy them with .clone()) before asking for the next, or make the Loader with a "
             "larger prefetch");
     }
+    advance_ = true;
+    ++consumed_;
     nb::gil_scoped_release release;
     return Batch(**it_);
   }
+
+  /// Batch positions consumed so far: handed out or failed.
+  [[nodiscard]] std::uint64_t consumed() const noexcept { return consumed_; }
+  /// Whether the loop ran to its end (raised StopIteration).
+  [[nodiscard]] bool finished() const noexcept { return finished_; }
 
   /// Ends the epoch (work in flight is finished and dropped); the next `next()` stops.
   void close() {
@@ -126,7 +139,9 @@ class Epoch {
 
   std::shared_ptr<Core> core_;
   Held it_;
-  bool started_ = false;
+  bool advance_ = false;  // the current position is consumed: move past it first
+  std::uint64_t consumed_ = 0;
+  bool finished_ = false;
 };
 
 class Loader {
@@ -209,17 +224,12 @@ class Loader {
   }
 
   [[nodiscard]] std::uint64_t batches_per_epoch() const { return core_->pipe->batches_per_epoch(); }
-  void set_epoch(std::uint64_t epoch, std::uint64_t first_batch) {
-    core_->check_process();
-    if (const auto live = live_.lock()) live->close();  // a new epoch ends the one still open
-    core_->pipe->set_epoch(epoch, first_batch);
-  }
-  [[nodiscard]] std::uint64_t epoch() const { return core_->pipe->epoch(); }
-  /// Starts the selected epoch, ending one still being iterated.
-  std::shared_ptr<Epoch> iterate() {
+  /// Starts `epoch` at batch `first_batch`. The package's Loader chooses the epoch and ends a loop
+  /// still open first, so that it can tell that loop why it ended.
+  std::shared_ptr<Epoch> iterate(std::uint64_t epoch, std::uint64_t first_batch) {
     core_->check_process();
     if (const auto live = live_.lock()) live->close();
-    auto e = std::make_shared<Epoch>(core_);
+    auto e = std::make_shared<Epoch>(core_, epoch, first_batch);
     live_ = e;
     return e;
   }
@@ -231,7 +241,7 @@ class Loader {
   [[nodiscard]] std::vector<SkippedRecord> skipped() const {
     std::vector<SkippedRecord> out;
     for (const conveyor::SkippedSample& s : core_->pipe->skipped())
-      out.emplace_back(s.epoch, s.index, s.replacement, s.name, s.reason);
+      out.emplace_back(s.epoch, s.index, s.replacement, fs_str(s.name), message_str(s.reason));
     return out;
   }
   [[nodiscard]] std::size_t slots_held() const { return core_->pipe->slots_held(); }
@@ -248,7 +258,11 @@ class Loader {
 
 void bind_loader(nb::module_& m) {
   using namespace nb::literals;
-  nb::class_<Epoch>(m, "Epoch").def("next", &Epoch::next).def("close", &Epoch::close);
+  nb::class_<Epoch>(m, "Epoch")
+      .def("next", &Epoch::next)
+      .def("close", &Epoch::close)
+      .def_prop_ro("consumed", &Epoch::consumed)
+      .def_prop_ro("finished", &Epoch::finished);
   nb::class_<Loader>(m, "Loader")
       .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, bool, const std::string&,
                     int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
@@ -259,9 +273,7 @@ void bind_loader(nb::module_& m) {
       .def("set_gpu_share", &Loader::set_gpu_share, "share"_a)
       .def("prometheus", &Loader::prometheus, "labels"_a)
       .def("batches_per_epoch", &Loader::batches_per_epoch)
-      .def("set_epoch", &Loader::set_epoch, "epoch"_a, "first_batch"_a = 0)
-      .def_prop_ro("epoch", &Loader::epoch)
-      .def("iterate", &Loader::iterate)
+      .def("iterate", &Loader::iterate, "epoch"_a, "first_batch"_a)
       .def("stats_json", &Loader::stats_json)
       .def("skipped", &Loader::skipped)
       .def("slots_held", &Loader::slots_held)

@@ -90,9 +90,9 @@ class Preprocessor {
     return Batch(pending->get(deadline));
   }
 
-  [[nodiscard]] nb::dict stats() const {
+  [[nodiscard]] nb::typed<nb::dict, nb::str, nb::object> stats() const {
     const conveyor::PreprocessorStats s = pre_->stats();
-    nb::dict d;
+    nb::typed<nb::dict, nb::str, nb::object> d;
     d["requests"] = s.requests;
     d["images"] = s.images;
     d["failed"] = s.failed;
