@@ -121,8 +121,8 @@ class Loader:
     reshuffles on every iteration, unless `set_epoch(e)` chose the epoch for it (also reached as
     `loader.sampler.set_epoch(e)`, where Lightning-style trainers call it); the first loop is epoch
     0. One loop runs at a time: starting another ends the one in progress, and that one then raises
-    an Error if asked for more (zip(loader, loader) needs two loaders). `state_dict()` says where
-    the next batch comes from and resumes exactly.
+    an Error if asked for more (zip(loader, loader) needs two loaders). `state_dict()` keeps where
+    the latest loop stands, and `load_state_dict` resumes there exactly.
 
     transform: an ImageAugment or a RawTensor; by default `ImageAugment.eval()` (Resize 256,
     CenterCrop 224, ImageNet normalisation, f32): deterministic, what evaluation wants; train with
