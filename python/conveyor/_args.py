@@ -35,8 +35,12 @@ def flag(who: str, name: str, value: Any) -> bool:
     """`value` as a bool: bools and the ints 0 and 1 (a string such as "False" would be true)."""
     if isinstance(value, bool):
         return value
-    if not isinstance(value, str) and hasattr(type(value), "__index__") and operator.index(value) in (0, 1):
-        return bool(operator.index(value))
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = None
+    if number in (0, 1):
+        return bool(number)
     raise TypeError(f"{who}: {name} must be True or False, got {_shown(value)}")
 
 
