@@ -20,7 +20,8 @@ from loader_rate import bench_rate as run_bench, loader_rate
 
 def python_rate(data, workers, epochs, device, dtype, batch):
     loader = conveyor.Loader(conveyor.ImageFolder(data), batch_size=batch, shuffle=True, seed=0, workers=workers,
-                             device=device, transform=conveyor.ImageAugment.train(224, dtype=dtype))
+                             device=device, transform=conveyor.ImageAugment.train(
+                                 224, dtype=dtype, normalize=None if dtype == "u8" else "imagenet"))  # as the bench
     return loader_rate(loader, epochs, device != "cpu")
 
 

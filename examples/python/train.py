@@ -23,7 +23,7 @@ import torchvision
 import conveyor
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", metavar="DIR|PATTERN|LIST",
                     default=str(pathlib.Path(__file__).resolve().parents[1] / "data" / "samples"),

@@ -6,28 +6,24 @@ CPU or already on the GPU, from the same C++ library as the C++ API.
     loader = conveyor.Loader(train, batch_size=256, shuffle=True, seed=42, workers=12, device="cuda",
                              transform=conveyor.ImageAugment.train(224, dtype="bf16"))
     for epoch in range(90):
-        loader.set_epoch(epoch)
+        loader.set_epoch(epoch)           # optional: each new loop starts the next epoch anyway
         for images, labels in loader:   # torch tensors on cuda:0, ready on torch's current stream
             ...
 """
 from ._conveyor import (
+    Batch,
     ConfigError,
     CudaError,
-    Dataset,
     DeadlineExceeded,
     DecodeError,
     Error,
-    FileList,
-    ImageFolder,
-    InMemory,
     IoError,
     Overloaded,
     SampleError,
-    ShardDataset,
-    TarShards,
-    TFRecordDataset,
+    Tensor,
     has_cuda_backend,
 )
+from ._datasets import Dataset, FileList, ImageFolder, InMemory, ShardDataset, TarShards, TFRecordDataset
 from ._decode import decode_image
 from ._loader import Loader, Skipped
 from ._open import open_dataset
@@ -36,8 +32,14 @@ from ._transforms import ImageAugment, RawTensor
 
 __version__ = "0.1.0"
 
+# Shown as conveyor.X in tracebacks and reprs, where users import them from.
+for _error in (ConfigError, CudaError, DeadlineExceeded, DecodeError, Error, IoError, Overloaded, SampleError):
+    _error.__module__ = __name__
+del _error
+
 __all__ = [
-    "ConfigError", "CudaError", "Dataset", "DeadlineExceeded", "DecodeError", "Error", "FileList", "ImageAugment",
-    "ImageFolder", "InMemory", "IoError", "Loader", "Overloaded", "Preprocessor", "RawTensor", "SampleError",
-    "ShardDataset", "Skipped", "TarShards", "TFRecordDataset", "decode_image", "has_cuda_backend", "open_dataset",
+    "Batch", "ConfigError", "CudaError", "Dataset", "DeadlineExceeded", "DecodeError", "Error", "FileList",
+    "ImageAugment", "ImageFolder", "InMemory", "IoError", "Loader", "Overloaded", "Preprocessor", "RawTensor",
+    "SampleError", "ShardDataset", "Skipped", "TarShards", "Tensor", "TFRecordDataset", "decode_image",
+    "has_cuda_backend", "open_dataset",
 ]

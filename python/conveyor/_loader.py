@@ -1,18 +1,23 @@
 """conveyor.Loader: the PyTorch DataLoader's place in a training loop."""
 import json
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+import warnings
+import weakref
+from typing import Any, Callable, Dict, Generic, List, NamedTuple, Optional, Tuple, TypeVar, Union
 
+from . import _args
 from . import _conveyor
 from ._open import open_dataset
 from ._transforms import ImageAugment, RawTensor
+
+T = TypeVar("T")
 
 
 class Skipped(NamedTuple):
     """A sample replaced under on_error="skip"."""
 
     epoch: int
-    index: int
+    index: int  # type: ignore[assignment]  # the field's name, though tuple has an index method
     replacement: int
     path: str
     reason: str
@@ -21,28 +26,82 @@ class Skipped(NamedTuple):
 _LOCAL_RANK_GPU = -2  # the C++ loader's device for "the GPU of this process's local rank"
 
 
-def _device_index(device: Any, distributed: Any) -> int:
+def _device_index(who: str, device: Any, distributed: Any) -> int:
     """-1 for the CPU, a CUDA ordinal, or the local rank's GPU for "cuda" under distributed="env"."""
-    if isinstance(device, int):
+    if isinstance(device, int) and not isinstance(device, bool):
         return device
     kind = getattr(device, "type", None)  # a torch.device
-    if kind is not None:
-        return -1 if kind == "cpu" else (device.index if device.index is not None else _device_index("cuda", distributed))
-    name = str(device)
-    if name == "cpu":
-        return -1
-    if name == "cuda":
-        return _LOCAL_RANK_GPU if distributed == "env" else 0
-    if name.startswith("cuda:") and name[5:].isdigit():
-        return int(name[5:])
-    raise _conveyor.ConfigError(f"Loader: device must be 'cpu', 'cuda', 'cuda:N', an int or a torch.device, got {device!r}")
+    if isinstance(kind, str):
+        index = getattr(device, "index", None)
+        return -1 if kind == "cpu" else (index if index is not None else _device_index(who, "cuda", distributed))
+    if isinstance(device, str):
+        if device == "cpu":
+            return -1
+        if device == "cuda":
+            return _LOCAL_RANK_GPU if distributed == "env" else 0
+        if device.startswith("cuda:") and device[5:].isdigit():
+            return int(device[5:])
+    raise _conveyor.ConfigError(f"{who}: device must be 'cpu', 'cuda', 'cuda:N', an int or a torch.device, "
+                                f"got {device!r}")
 
 
-def _stream_handle(stream: Any) -> int:
+def _stream_handle(who: str, stream: Any) -> int:
     """A cudaStream_t as an int: from a torch.cuda.Stream, an int, or None (the legacy default stream)."""
     if stream is None:
         return 0
-    return int(getattr(stream, "cuda_stream", stream))
+    handle = getattr(stream, "cuda_stream", stream)
+    if isinstance(handle, bool) or not isinstance(handle, int):
+        raise TypeError(f"{who}: stream must be a torch.cuda.Stream, a cudaStream_t as an int or None, got {stream!r}")
+    return handle
+
+
+def _distributed(distributed: Any) -> Tuple[str, Optional[int], Optional[int]]:
+    """(mode, rank, world size) for the C++ loader."""
+    if distributed is False or distributed is None:
+        return "", None, None
+    if isinstance(distributed, str) and distributed == "env":
+        return "env", None, None
+    if isinstance(distributed, (tuple, list)) and len(distributed) == 2:
+        rank = _args.integer("Loader", "distributed's rank", distributed[0], 0)
+        world = _args.integer("Loader", "distributed's world_size", distributed[1], 1)
+        if rank >= world:
+            raise _conveyor.ConfigError(f"Loader: distributed's rank {rank} must be below its world_size {world}")
+        return "explicit", rank, world
+    raise _conveyor.ConfigError(f"Loader: distributed must be False, 'env' or (rank, world_size), got {distributed!r}")
+
+
+def _warn_without_local_rank() -> None:
+    """Under torchrun's variables without LOCAL_RANK, "the local rank's GPU" is GPU 0 on every process."""
+    env = os.environ
+    torchrun = any(name in env for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))  # the launcher read first
+    if torchrun and "LOCAL_RANK" not in env:
+        warnings.warn(f"conveyor.Loader: distributed='env' found torchrun's RANK={env.get('RANK')} and "
+                      f"WORLD_SIZE={env.get('WORLD_SIZE')} but no LOCAL_RANK, so device='cuda' is cuda:0, as for "
+                      f"every process of this node; set LOCAL_RANK (torchrun does) or pass device='cuda:N'",
+                      stacklevel=3)
+
+
+class _Sampler:
+    """`loader.sampler`: where trainers written for the DataLoader (Lightning's fit loop, mmengine's
+    and Accelerate's hooks) call `set_epoch` at each epoch's start. It selects the loader's epoch."""
+
+    def __init__(self, loader: "Loader"):
+        self._loader = weakref.ref(loader)  # no cycle: the loader's pipeline goes when the loader does
+
+    def _of(self) -> "Loader":
+        loader = self._loader()
+        if loader is None:
+            raise _conveyor.Error("conveyor.Loader.sampler: its Loader no longer exists")
+        return loader
+
+    def set_epoch(self, epoch: int) -> None:
+        """`Loader.set_epoch`."""
+        self._of().set_epoch(epoch)
+
+    @property
+    def epoch(self) -> int:
+        """`Loader.epoch`."""
+        return self._of().epoch
 
 
 class Loader:
@@ -58,11 +117,22 @@ class Loader:
     be alive at a time; asking for another while `prefetch` are held raises an Error saying so
     (delete or .clone() what you keep).
 
-    shuffle: a new permutation every epoch, a pure function of (seed, epoch); `seed` also keys every
-    random augmentation. workers: threads (-1: one per core; 0: the iterating thread decodes).
-    on_error: "raise" (a SampleError at the failing sample's batch) or "skip" (replaced, listed in
-    `skipped`). device: "cpu", "cuda", "cuda:N", an int or a torch.device. stream: the CUDA stream
-    batches are handed to by default (torch's current stream still gets each batch it asks for).
+    Epochs: every new loop (`iter(loader)`, `batches()`) starts the next epoch, as a DataLoader
+    reshuffles on every iteration, unless `set_epoch(e)` chose the epoch for it (also reached as
+    `loader.sampler.set_epoch(e)`, where Lightning-style trainers call it); the first loop is epoch
+    0. One loop runs at a time: starting another ends the one in progress, and that one then raises
+    an Error if asked for more (zip(loader, loader) needs two loaders). `state_dict()` keeps where
+    the latest loop stands, and `load_state_dict` resumes there exactly.
+
+    transform: an ImageAugment or a RawTensor; by default `ImageAugment.eval()` (Resize 256,
+    CenterCrop 224, ImageNet normalisation, f32): deterministic, what evaluation wants; train with
+    `ImageAugment.train(...)`. shuffle: each epoch in its own order, a permutation that is a pure
+    function of (seed, epoch) (without it, dataset order every epoch). seed: keys the order and
+    every random augmentation, so an epoch's batches are the same in every run. workers: threads
+    (-1: one per core; 0: the iterating thread decodes). on_error: "raise" (a SampleError at the
+    failing sample's batch; the loop can go on past it) or "skip" (replaced, listed in `skipped`).
+    device: "cpu", "cuda", "cuda:N", an int or a torch.device. stream: the CUDA stream batches are
+    handed to by default (torch's current stream still gets each batch it asks for).
     distributed: False; "env" (torch's DistributedSampler semantics, the rank and world size from
     torchrun's, Open MPI's or SLURM's variables; device "cuda" is then the local rank's GPU); or
     (rank, world_size). shard_window: for TarShards and TFRecordDataset with shuffle=True, shuffle
@@ -78,37 +148,51 @@ class Loader:
     engines take more, within a wider tolerance: the README's exactness section).
     """
 
-    def __init__(self, dataset: Union[_conveyor.Dataset, str, os.PathLike], batch_size: int = 256, shuffle: bool = False, seed: int = 0,
-                 transform: Union[ImageAugment, RawTensor, None] = None, workers: int = -1, prefetch: int = 3,
-                 drop_last: bool = False, on_error: str = "raise", device: Any = "cpu", stream: Any = None,
-                 distributed: Union[bool, str, Tuple[int, int]] = False, output: Optional[str] = None,
-                 shard_window: int = 0, decode: str = "cpu", gpu_share: Optional[float] = None,
-                 gpu_upsampling: str = "interpolated"):
-        if isinstance(dataset, (str, os.PathLike)):
+    def __init__(self, dataset: Union[_conveyor.Dataset, _args.PathLike], batch_size: int = 256,
+                 shuffle: bool = False, seed: int = 0, transform: Union[ImageAugment, RawTensor, None] = None,
+                 workers: int = -1, prefetch: int = 3, drop_last: bool = False, on_error: str = "raise",
+                 device: Any = "cpu", stream: Any = None, distributed: Union[bool, str, Tuple[int, int]] = False,
+                 output: Optional[str] = None, shard_window: int = 0, decode: str = "cpu",
+                 gpu_share: Optional[float] = None, gpu_upsampling: str = "interpolated"):
+        who = "Loader"
+        if isinstance(dataset, (str, bytes, os.PathLike)):
             dataset = open_dataset(dataset)
+        elif not isinstance(dataset, _conveyor.Dataset):
+            raise TypeError(f"Loader: dataset must be a conveyor dataset (ImageFolder, FileList, ...) or a path, "
+                            f"got {type(dataset).__name__}")
+        if transform is None:
+            transform = ImageAugment.eval()
+        elif not isinstance(transform, (ImageAugment, RawTensor)):
+            raise TypeError(f"Loader: transform must be an ImageAugment or a RawTensor, got {type(transform).__name__}")
         self.dataset = dataset
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.seed = seed
-        self.transform = transform if transform is not None else ImageAugment()
-        if distributed is False or distributed is None:
-            mode, rank, world = "", None, None
-        elif distributed == "env":
-            mode, rank, world = "env", None, None
-        else:
-            mode, (rank, world) = "explicit", distributed
+        self.batch_size = _args.integer(who, "batch_size", batch_size)
+        self.shuffle = _args.flag(who, "shuffle", shuffle)
+        self.seed = _args.integer(who, "seed", seed, 0)
+        self.transform = transform
+        mode, rank, world = _distributed(distributed)
+        index = _device_index(who, device, distributed)
+        if index == _LOCAL_RANK_GPU:
+            _warn_without_local_rank()
         self._impl = _conveyor.Loader(
-            dataset, self.transform._native(), batch_size=batch_size, shuffle=shuffle, seed=seed, workers=workers,
-            prefetch=prefetch, drop_last=drop_last, on_error=on_error, device=_device_index(device, distributed),
-            stream=_stream_handle(stream), distributed=mode, rank=rank, world_size=world, shard_window=shard_window,
-            decode=decode, gpu_share=gpu_share, gpu_upsampling=gpu_upsampling)
+            dataset, transform._native(), batch_size=self.batch_size, shuffle=self.shuffle, seed=self.seed,
+            workers=_args.integer(who, "workers", workers, -1), prefetch=_args.integer(who, "prefetch", prefetch, 0),
+            drop_last=_args.flag(who, "drop_last", drop_last), on_error=_args.text(who, "on_error", on_error),
+            device=index, stream=_stream_handle(who, stream), distributed=mode, rank=rank, world_size=world,
+            shard_window=_args.integer(who, "shard_window", shard_window, 0), decode=_args.text(who, "decode", decode),
+            gpu_share=_args.optional_real(who, "gpu_share", gpu_share),
+            gpu_upsampling=_args.text(who, "gpu_upsampling", gpu_upsampling))
         self.decode = decode
-        self._convert = self._converter(output, _device_index(device, distributed) != -1)
-        self._resume: Optional[Tuple[int, int]] = None  # (epoch, batches done) from load_state_dict
-        self._done = 0  # batches yielded in the current epoch
+        self._convert = self._converter(output, index != -1)
+        self._next = (0, 0)  # (epoch, first batch) of the next loop
+        self._resume: Optional[Tuple[int, int]] = None  # load_state_dict's, which set_epoch of its epoch keeps
+        self._gpu_share: Optional[float] = None  # load_state_dict's, for the next loop
+        self._loop: Optional["weakref.ref[_Epoch[Any]]"] = None  # the latest loop, while someone holds it
+        self._latest: Optional[Tuple[int, int, _conveyor.Epoch]] = None  # its (epoch, first batch, native loop)
+        self._chosen = False  # set_epoch or load_state_dict since the latest loop started
+        self.sampler = _Sampler(self)
 
     @staticmethod
-    def _converter(output: Optional[str], on_device: bool):
+    def _converter(output: Optional[str], on_device: bool) -> Callable[[Any], Any]:
         if output not in (None, "torch", "numpy", "dlpack"):
             raise _conveyor.ConfigError(f"Loader: output must be 'torch', 'numpy' or 'dlpack', got {output!r}")
         if output in (None, "torch"):
@@ -133,44 +217,87 @@ class Loader:
         """Batches per epoch (for learning-rate schedules)."""
         return self._impl.batches_per_epoch()
 
+    def _in_progress(self) -> "Optional[_Epoch[Any]]":
+        loop = self._loop() if self._loop is not None else None
+        return loop if loop is not None and loop._open else None
+
+    def _position(self) -> Tuple[int, int]:
+        """(epoch, batches of it done) where the next batch comes from: the latest loop while it
+        runs, and after a break until set_epoch chooses; else where the next loop starts."""
+        if self._latest is not None:
+            epoch, first, native = self._latest
+            if not native.finished and (not self._chosen or self._in_progress() is not None):
+                return epoch, first + native.consumed
+        return self._next
+
     @property
     def epoch(self) -> int:
-        return self._impl.epoch
+        """The epoch of the latest loop until it has run to its end (or set_epoch chose the next
+        one after a break); then the epoch the next loop starts."""
+        return self._position()[0]
 
     def set_epoch(self, epoch: int) -> None:
-        """Selects the epoch the next loop iterates: its order and its augmentation. After
-        `load_state_dict`, selecting the saved epoch keeps its resume point."""
+        """Selects the epoch the next loop iterates: its order and its augmentation (a loop in
+        progress goes on with its own). Loops after it go on from there. After `load_state_dict`,
+        selecting the saved epoch keeps its resume point."""
+        epoch = _args.integer("Loader.set_epoch", "epoch", epoch, 0)
         first = self._resume[1] if self._resume and self._resume[0] == epoch else 0
         if not first:
             self._resume = None
-        self._impl.set_epoch(epoch, first)
+        self._next, self._chosen = (epoch, first), True
 
-    def batches(self) -> "_Epoch":
-        """The selected epoch's batches as Batch objects (images, labels, indices, epoch, number)."""
-        return _Epoch(self, lambda batch: batch)
+    def _start(self, make: Callable[[_conveyor.Batch], T]) -> "_Epoch[T]":
+        previous = self._in_progress()
+        if previous is not None:
+            previous._end("a later iter() over the same Loader")
+        epoch, first = self._next
+        if self._gpu_share is not None:
+            self._impl.set_gpu_share(self._gpu_share)
+            self._gpu_share = None
+        loop = _Epoch(self, make, epoch, first)
+        self._next, self._resume, self._chosen = (epoch + 1, 0), None, False
+        self._loop = weakref.ref(loop)
+        self._latest = (epoch, first, loop._native)
+        return loop
 
-    def __iter__(self) -> "_Epoch":
-        return _Epoch(self, lambda batch: (self._convert(batch.images), self._convert(batch.labels)))
+    def batches(self) -> "_Epoch[_conveyor.Batch]":
+        """A loop over the next epoch's batches as Batch objects (images, labels, indices, epoch,
+        number)."""
+        return self._start(lambda batch: batch)
+
+    def __iter__(self) -> "_Epoch[Tuple[Any, Any]]":
+        return self._start(lambda batch: (self._convert(batch.images), self._convert(batch.labels)))
 
     def state_dict(self) -> Dict[str, Any]:
-        """Where the loop is: the epoch and the batches of it already yielded (torchdata's
-        StatefulDataLoader convention). `load_state_dict` resumes at the next batch, exactly."""
-        state = {"epoch": self.epoch, "batches_done": self._done, "dataset_size": len(self.dataset),
+        """Where the latest loop stands, as torchdata's StatefulDataLoader keeps it: its epoch and
+        the batches taken from it, failed ones included (after a `break` too, until set_epoch
+        chooses the next loop); once it has run to its end, where the next loop starts (the next
+        epoch, or the one set_epoch chose). `load_state_dict` resumes there exactly: a state taken
+        mid-epoch gives that epoch's remaining batches, one taken after an epoch's end the next
+        epoch."""
+        epoch, done = self._position()
+        state = {"epoch": epoch, "batches_done": done, "dataset_size": len(self.dataset),
                  "batch_size": self.batch_size, "seed": self.seed, "shuffle": int(self.shuffle)}
         if self.decode != "cpu":  # which samples the GPU decodes: the epoch's share
             state["gpu_share"] = self.stats()["gpu_share"]
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Makes the next loop start where `state` says (a loop in progress goes on with its own)."""
         for key, mine in (("dataset_size", len(self.dataset)), ("batch_size", self.batch_size), ("seed", self.seed),
                           ("shuffle", int(self.shuffle))):
             if state.get(key) != mine:
                 raise _conveyor.ConfigError(f"Loader.load_state_dict: the state has {key} {state.get(key)}, "
                                             f"this loader {mine}: it would not resume the same batches")
-        self._resume = (int(state["epoch"]), int(state["batches_done"]))
-        self._impl.set_epoch(*self._resume)
+        epoch = _args.integer("Loader.load_state_dict", "the state's epoch", state.get("epoch"), 0)
+        done = _args.integer("Loader.load_state_dict", "the state's batches_done", state.get("batches_done"), 0)
+        if done > len(self):
+            raise _conveyor.ConfigError(f"Loader.load_state_dict: the state has batches_done {done}, "
+                                        f"beyond this loader's {len(self)} batches an epoch")
+        self._resume = self._next = (epoch, done)
+        self._chosen = True
         if "gpu_share" in state:
-            self._impl.set_gpu_share(float(state["gpu_share"]))
+            self._gpu_share = float(state["gpu_share"])
 
     def metrics(self, **labels: str) -> str:
         """`stats()` in Prometheus' text exposition format, every sample labelled with `labels`
@@ -179,7 +306,8 @@ class Loader:
 
     def stats(self) -> Dict[str, Any]:
         """Per-stage counts and times, images/s, the consumer's waiting, bytes held (PipelineStats)."""
-        return json.loads(self._impl.stats_json())
+        stats: Dict[str, Any] = json.loads(self._impl.stats_json())
+        return stats
 
     @property
     def skipped(self) -> List[Skipped]:
@@ -192,38 +320,50 @@ class Loader:
         return self._impl.local_rank
 
 
-class _Epoch:
-    """One loop over a loader's selected epoch. An iterator class rather than a generator: a
-    SampleError leaves it usable (the next call moves past that batch), and it keeps nothing of a
-    batch it handed out, so only what the caller keeps holds a slot. Dropping it (a `break`) ends
-    the epoch; so does starting another loop over the same loader."""
+class _Epoch(Generic[T]):
+    """One loop over one epoch of a loader. An iterator class rather than a generator: an error at
+    a batch (a SampleError, Ctrl-C while waiting) leaves it usable, and it keeps nothing of a
+    batch it handed out, so only what the caller keeps holds a slot. Dropping it (a `break`) or
+    `close()` ends it; a later loop over the same loader ends it too, and then it says so."""
 
-    def __init__(self, loader: Loader, make):
+    def __init__(self, loader: Loader, make: Callable[[_conveyor.Batch], T], epoch: int, first: int):
+        self._open = False  # first, so that __del__ after a failed start finds nothing to close
+        self._ended_by: Optional[str] = None
         self._loader = loader
         self._make = make
-        self._epoch = loader._impl.iterate()
-        loader._done = loader._resume[1] if loader._resume else 0
-        loader._resume = None
+        self.epoch = epoch
+        self._first = first
+        self._native = loader._impl.iterate(epoch, first)
+        self._open = True
 
-    def __iter__(self) -> "_Epoch":
+    def __iter__(self) -> "_Epoch[T]":
         return self
 
-    def __next__(self):
-        if self._epoch is None:
+    def __next__(self) -> T:
+        if self._ended_by is not None:
+            raise _conveyor.Error(
+                f"conveyor.Loader: this loop over epoch {self.epoch} was ended by {self._ended_by}, after "
+                f"{self._first + self._native.consumed} of its {len(self._loader)} batches: a Loader runs one loop "
+                f"at a time, so "
+                f"zip(loader, loader) or a loop nested in another over the same Loader needs a second Loader")
+        if not self._open:
             raise StopIteration
         try:
-            batch = self._epoch.next()
+            batch = self._native.next()
         except StopIteration:
-            self.close()
+            self._open = False
             raise
-        self._loader._done += 1
         return self._make(batch)
 
     def close(self) -> None:
-        """Ends the epoch now (work in flight is finished and dropped)."""
-        if self._epoch is not None:
-            self._epoch.close()
-            self._epoch = None
+        """Ends the loop now (work in flight is finished and dropped)."""
+        if self._open:
+            self._open = False
+            self._native.close()
 
-    def __del__(self):
+    def _end(self, why: str) -> None:
+        self.close()
+        self._ended_by = why
+
+    def __del__(self) -> None:
         self.close()

@@ -1,6 +1,7 @@
 """conveyor.Preprocessor: the request path for inference services."""
 from typing import Any, Dict, Optional, Sequence
 
+from . import _args
 from . import _conveyor
 from ._loader import Loader, _device_index, _stream_handle
 from ._transforms import ImageAugment, RawTensor
@@ -27,25 +28,32 @@ class Preprocessor:
                  max_waiting: int = 64, workers: int = -1, prefetch: int = 3, device: Any = "cpu",
                  stream: Any = None, decode: str = "cpu", gpu_share: Optional[float] = None,
                  output: Optional[str] = None, gpu_upsampling: str = "interpolated"):
+        who = "Preprocessor"
         self.transform = transform if transform is not None else ImageAugment.eval()
         if isinstance(self.transform, RawTensor):
             raise _conveyor.ConfigError("Preprocessor: a request holds encoded images: use an ImageAugment")
-        self.max_images = max_images
-        index = _device_index(device, False)
+        if not isinstance(self.transform, ImageAugment):
+            raise TypeError(f"Preprocessor: transform must be an ImageAugment, got {type(self.transform).__name__}")
+        self.max_images = _args.integer(who, "max_images", max_images, 0)
+        index = _device_index(who, device, False)
         self._impl = _conveyor.Preprocessor(
-            self.transform._native(), max_images=max_images, lanes=lanes, max_waiting=max_waiting, workers=workers,
-            prefetch=prefetch, device=index, stream=_stream_handle(stream), decode=decode, gpu_share=gpu_share,
-            gpu_upsampling=gpu_upsampling)
+            self.transform._native(), max_images=self.max_images, lanes=_args.integer(who, "lanes", lanes, 0),
+            max_waiting=_args.integer(who, "max_waiting", max_waiting, 0),
+            workers=_args.integer(who, "workers", workers, -1), prefetch=_args.integer(who, "prefetch", prefetch, 0),
+            device=index, stream=_stream_handle(who, stream), decode=_args.text(who, "decode", decode),
+            gpu_share=_args.optional_real(who, "gpu_share", gpu_share),
+            gpu_upsampling=_args.text(who, "gpu_upsampling", gpu_upsampling))
         self._convert = Loader._converter(output, index != -1)
 
-    def __call__(self, images: Sequence[Any], timeout: Optional[float] = None):
+    def __call__(self, images: Sequence[Any], timeout: Optional[float] = None) -> Any:
         """The batch of `images` (1 to max_images encoded images), within `timeout` seconds."""
         data = [b if isinstance(b, bytes) else bytes(b) for b in images]
-        return self._convert(self._impl.run(data, timeout).images)
+        return self._convert(self._impl.run(data, _args.optional_real("Preprocessor", "timeout", timeout)).images)
 
     def stats(self) -> Dict[str, Any]:
         """Request outcomes, requests in flight and waiting, and the lanes' summed pipeline stats."""
-        return self._impl.stats()
+        stats: Dict[str, Any] = self._impl.stats()
+        return stats
 
     def metrics(self, **labels: str) -> str:
         """`stats()` in Prometheus' text exposition format, every sample labelled with `labels`."""

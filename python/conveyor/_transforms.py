@@ -1,7 +1,8 @@
 """The transforms, as Python dataclasses with the C++ ImageAugment's and RawTensor's fields."""
 import dataclasses
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
+from . import _args
 from . import _conveyor
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -26,16 +27,55 @@ def dtype_name(dtype: Any) -> str:
     return _DTYPES[name]
 
 
+_NORMALIZE = "normalize must be 'imagenet', None or (mean, std) with 3 values each"
+
+
+def _normalization(normalize: Any) -> Optional[Tuple[List[float], List[float]]]:
+    """(mean, std) as lists of 3 floats, or None."""
+    if normalize is None:
+        return None
+    if isinstance(normalize, str):
+        if normalize != "imagenet":
+            raise _conveyor.ConfigError(f"ImageAugment: {_NORMALIZE}, got {normalize!r}")
+        return list(IMAGENET_MEAN), list(IMAGENET_STD)
+    try:
+        mean, std = normalize
+        pair = [float(v) for v in mean], [float(v) for v in std]
+    except (TypeError, ValueError):
+        raise _conveyor.ConfigError(f"ImageAugment: {_NORMALIZE}, got {normalize!r}") from None
+    if len(pair[0]) != 3 or len(pair[1]) != 3:
+        raise _conveyor.ConfigError(f"ImageAugment: {_NORMALIZE}, got {normalize!r}")
+    return pair
+
+
+def _pair(name: str, value: Any) -> Tuple[float, float]:
+    try:
+        low, high = value
+        return _args.real("ImageAugment", name, low), _args.real("ImageAugment", name, high)
+    except (TypeError, ValueError):
+        raise TypeError(f"ImageAugment: {name} must be a pair of numbers, got {value!r}") from None
+
+
 @dataclasses.dataclass
 class ImageAugment:
-    """Decode, crop, resize, flip, normalise and convert each JPEG, with torchvision's semantics.
+    """Decode, crop, resize, flip, normalise and convert each image, with torchvision's semantics.
 
+    The presets: `ImageAugment.train(size)` is RandomResizedCrop(size) + a horizontal flip with
+    p=0.5 + ImageNet normalisation; `ImageAugment.eval(resize, crop)` is Resize(resize) +
+    CenterCrop(crop) + ImageNet normalisation, deterministic (a Loader's and a Preprocessor's
+    default). Both normalise whatever the dtype, as C++'s presets do: u8 output cannot be
+    normalised, so with dtype="u8" pass normalize=None (pixels as decoded).
+
+    The fields, whose defaults are those of a bare `ImageAugment()` (a random-resized crop to 224,
+    no flip, no normalisation, f32):
     crop: "random_resized" (RandomResizedCrop(size, scale, ratio)) or "center" (CenterCrop(size),
     after Resize(resize) when resize is set). flip: the horizontal flip's probability. normalize:
-    (mean, std) on pixels / 255, "imagenet", or None (floats are pixels / 255; u8 is never
-    normalised). dtype: "u8", "f32", "f16", "bf16" or a torch dtype. layout: "nchw" or "nhwc".
-    decode_scaling: None decodes at a DCT scale for random crops and at full size for center
-    crops (exact torchvision evaluation); True or False forces it.
+    (mean, std) on pixels / 255, "imagenet", or None (floats are pixels / 255). dtype: "u8",
+    "f32", "f16", "bf16" or a torch dtype. layout: "nchw" or "nhwc". exif_orientation: apply the
+    Exif orientation (torchvision's ImageFolder ignores it). roi: decode only the crop's rows and
+    columns. decode_scaling: None decodes at a DCT scale for random crops and at full size for
+    center crops (exact torchvision evaluation); True or False forces it. lenient: accept what
+    libjpeg only warns about. max_image_pixels: a larger image is refused before decoding.
     """
 
     crop: str = "random_resized"
@@ -54,30 +94,38 @@ class ImageAugment:
     max_image_pixels: int = 1 << 27
 
     @classmethod
-    def train(cls, size: int = 224, **fields) -> "ImageAugment":
-        """RandomResizedCrop(size) + flip(0.5) + ImageNet normalisation (none for u8)."""
-        fields.setdefault("normalize", None if dtype_name(fields.get("dtype", "f32")) == "u8" else "imagenet")
-        return cls(crop="random_resized", size=size, flip=fields.pop("flip", 0.5), **fields)
+    def train(cls, size: int = 224, **fields: Any) -> "ImageAugment":
+        """RandomResizedCrop(size) + flip(0.5) + ImageNet normalisation; `fields` override."""
+        fields.setdefault("normalize", "imagenet")
+        fields.setdefault("flip", 0.5)
+        return cls(crop="random_resized", size=size, **fields)
 
     @classmethod
-    def eval(cls, resize: int = 256, crop: int = 224, **fields) -> "ImageAugment":
-        """Resize(resize) + CenterCrop(crop) + ImageNet normalisation (none for u8)."""
-        fields.setdefault("normalize", None if dtype_name(fields.get("dtype", "f32")) == "u8" else "imagenet")
+    def eval(cls, resize: int = 256, crop: int = 224, **fields: Any) -> "ImageAugment":
+        """Resize(resize) + CenterCrop(crop) + ImageNet normalisation; `fields` override."""
+        fields.setdefault("normalize", "imagenet")
         return cls(crop="center", size=crop, resize=resize, **fields)
 
-    def _native(self):
-        if self.normalize is None:
-            mean = std = None
-        elif self.normalize == "imagenet":
-            mean, std = IMAGENET_MEAN, IMAGENET_STD
-        else:
-            mean, std = self.normalize
+    def _native(self) -> _conveyor.Transform:
+        who = "ImageAugment"
+        normalize = _normalization(self.normalize)
+        dtype = dtype_name(self.dtype)
+        if dtype == "u8" and normalize is not None:
+            raise _conveyor.ConfigError(
+                "ImageAugment: u8 output cannot be normalized: pass normalize=None with dtype='u8' "
+                "(train() and eval() normalise with ImageNet's mean and std unless told otherwise)")
+        decode_scaling = None if self.decode_scaling is None else _args.flag(who, "decode_scaling", self.decode_scaling)
         return _conveyor.image_augment(
-            crop=self.crop, size=self.size, scale=tuple(self.scale), ratio=tuple(self.ratio), resize=self.resize,
-            flip=float(self.flip), mean=None if mean is None else [float(v) for v in mean],
-            std=None if std is None else [float(v) for v in std], dtype=dtype_name(self.dtype),
-            layout=str(self.layout).lower(), exif_orientation=self.exif_orientation, roi=self.roi,
-            decode_scaling=self.decode_scaling, lenient=self.lenient, max_image_pixels=int(self.max_image_pixels))
+            crop=_args.choice(who, "crop", self.crop, ("random_resized", "center")),
+            size=_args.integer(who, "size", self.size, 1), scale=_pair("scale", self.scale),
+            ratio=_pair("ratio", self.ratio), resize=_args.optional_integer(who, "resize", self.resize, 1),
+            flip=_args.real(who, "flip", self.flip), mean=None if normalize is None else normalize[0],
+            std=None if normalize is None else normalize[1], dtype=dtype,
+            layout=_args.choice(who, "layout", str(self.layout).lower(), ("nchw", "nhwc")),
+            exif_orientation=_args.flag(who, "exif_orientation", self.exif_orientation),
+            roi=_args.flag(who, "roi", self.roi), decode_scaling=decode_scaling,
+            lenient=_args.flag(who, "lenient", self.lenient),
+            max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1))
 
 
 @dataclasses.dataclass
@@ -88,5 +136,9 @@ class RawTensor:
     shape: Sequence[int]
     dtype: Any = "f32"
 
-    def _native(self):
-        return _conveyor.raw_tensor(shape=[int(v) for v in self.shape], dtype=dtype_name(self.dtype))
+    def _native(self) -> _conveyor.Transform:
+        try:
+            shape = [_args.integer("RawTensor", "shape", v, 1) for v in self.shape]
+        except TypeError:
+            raise TypeError(f"RawTensor: shape must be a sequence of ints, got {self.shape!r}") from None
+        return _conveyor.raw_tensor(shape=shape, dtype=dtype_name(self.dtype))

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/data.hpp"
+#include "support/images.hpp"
 #include "support/temp_dir.hpp"
 
 #include <string>
@@ -106,6 +107,19 @@ TEST_CASE("FileList errors name the file and line", "[io][dataset][errors]") {
   write_text(t.path() / "empty.txt", "# nothing\n");
   CHECK_THROWS_WITH(FileList((t.path() / "empty.txt").string()), Catch::Contains("no sample"));
   CHECK_THROWS_AS(FileList((t.path() / "missing.txt").string()), IoError);
+}
+
+TEST_CASE("FileList says a binary file is not a list instead of quoting it", "[io][dataset][errors]") {
+  TempDir t;
+  const std::vector<std::byte> jpeg = conveyor_test::random_jpeg(16, 16, 3);
+  conveyor_test::write_file(t.path() / "photo.jpg", jpeg);
+  CHECK_THROWS_WITH(FileList((t.path() / "photo.jpg").string()),
+                    Catch::Contains("photo.jpg is not a list of '<path> <integer label>' lines but binary data"));
+  // Text after a long first line still parses: the test reads ahead and rewinds.
+  write_text(t.path() / "long.txt", std::string(9000, 'a') + ".jpg 1\nb.jpg 2\n");
+  const FileList long_list((t.path() / "long.txt").string());
+  CHECK(long_list.size() == 2);
+  CHECK(long_list.label(1) == 2);
 }
 
 TEST_CASE("InMemory holds blobs back to back", "[io][dataset]") {

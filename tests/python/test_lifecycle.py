@@ -44,6 +44,20 @@ def test_ctrl_c_while_waiting_raises_keyboard_interrupt_promptly(slow_loader):
     assert labels.shape == [520]  # 13 photos, 40 times
 
 
+def test_a_loop_interrupted_while_waiting_goes_on_with_the_batch_it_waited_for(slow_loader):
+    loader = slow_loader(output="dlpack")
+    it = loader.batches()
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        next(it)
+    batch = next(it)  # the same batch, not skipped
+    assert batch.number == 0 and len(batch) == 520
+    assert loader.state_dict()["batches_done"] == 1
+    with pytest.raises(StopIteration):
+        next(it)
+
+
 def test_the_gil_is_free_while_a_batch_is_made(slow_loader):
     loader = slow_loader(output="dlpack")
     ticks = []
@@ -74,9 +88,9 @@ def test_break_delete_and_restart_mid_epoch(samples):
     assert sum(len(labels) for _, labels in loader) == 13  # the next loop starts clean
     it = iter(loader)
     next(it)
-    again = [len(labels) for _, labels in loader]  # a new loop ends the one still open
+    again = [len(labels) for _, labels in loader]  # a new loop ends the one still open...
     assert sum(again) == 13
-    with pytest.raises(StopIteration):
+    with pytest.raises(conveyor.Error, match="ended by a later iter"):  # ...which says so
         next(it)
     it = iter(loader)
     next(it)

@@ -46,6 +46,23 @@ inline std::string location_prefix(const SourceLocation& where) {
   return out;
 }
 
+/// `location_prefix`'s inverse: a message's leading "file.hpp:123: " (a C++ or CUDA source) split
+/// off, as (location without the ": ", the rest); an empty location when it does not start so.
+/// For bindings that show the message and keep the location apart.
+inline std::pair<std::string_view, std::string_view> split_location(std::string_view what) noexcept {
+  const std::size_t colon = what.find(':');
+  if (colon == 0 || colon == std::string_view::npos) return {{}, what};
+  const std::string_view file = what.substr(0, colon);
+  const bool source = file.find_first_of(" /\\[") == std::string_view::npos &&
+                      (file.ends_with(".hpp") || file.ends_with(".cuh") || file.ends_with(".h") ||
+                       file.ends_with(".cpp") || file.ends_with(".cu"));
+  if (!source) return {{}, what};
+  std::size_t end = colon + 1;
+  while (end < what.size() && what[end] >= '0' && what[end] <= '9') ++end;
+  if (end == colon + 1 || what.substr(end, 2) != ": ") return {{}, what};
+  return {what.substr(0, end), what.substr(end + 2)};
+}
+
 }  // namespace detail
 
 /// Base of every exception conveyor throws.

@@ -26,8 +26,9 @@ class FileList : public detail::FileSamples {
   ///         malformed line, and when the list is empty.
   explicit FileList(const std::string& list_file, std::string root = {})
       : FileSamples(root.empty() ? default_root(list_file) : std::move(root)) {
-    std::ifstream in(list_file);
+    std::ifstream in(list_file, std::ios::binary);
     if (!in) throw IoError("FileList: cannot open list file", list_file);
+    refuse_binary(in, list_file);
     std::string line;
     for (std::size_t number = 1; std::getline(in, line); ++number) {
       std::string_view s(line);
@@ -50,6 +51,19 @@ class FileList : public detail::FileSamples {
   }
 
  private:
+  /// A list is text: a NUL byte in its first 8 KiB (git's test for binary files) means an image,
+  /// an archive or a TFRecord was passed as the list, which the line parser would quote as garbage.
+  static void refuse_binary(std::ifstream& in, const std::string& list_file) {
+    char head[8192];
+    in.read(head, sizeof head);
+    if (std::string_view(head, static_cast<std::size_t>(in.gcount())).find('\0') != std::string_view::npos)
+      throw ConfigError("FileList: " + list_file +
+                        " is not a list of '<path> <integer label>' lines but binary data (an image, a tar shard "
+                        "or a TFRecord?): open a folder with ImageFolder, shards with TarShards or TFRecordDataset");
+    in.clear();
+    in.seekg(0);
+  }
+
   static std::string default_root(const std::string& list_file) {
     const auto parent = std::filesystem::path(list_file).parent_path();
     return parent.empty() ? std::string(".") : parent.string();

@@ -1,0 +1,78 @@
+"""Argument checks for the public classes: a wrong type or an unknown choice raises an error that
+names the class, the parameter and the value, before anything reaches the C++ binding (whose own
+message would be its overload signature)."""
+import operator
+import os
+from typing import Any, Optional, Sequence, Union
+
+from . import _conveyor
+
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+
+def _shown(value: Any) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+def integer(who: str, name: str, value: Any, minimum: Optional[int] = None) -> int:
+    """`value` as an int: ints and objects with __index__ (numpy integers), not bools or floats."""
+    if isinstance(value, bool):
+        raise TypeError(f"{who}: {name} must be an int, got {_shown(value)}")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{who}: {name} must be an int, got {_shown(value)}") from None
+    if minimum is not None and number < minimum:
+        raise _conveyor.ConfigError(f"{who}: {name} must be >= {minimum}, got {number}")
+    return number
+
+
+def optional_integer(who: str, name: str, value: Any, minimum: Optional[int] = None) -> Optional[int]:
+    return None if value is None else integer(who, name, value, minimum)
+
+
+def flag(who: str, name: str, value: Any) -> bool:
+    """`value` as a bool: bools and the ints 0 and 1 (a string such as "False" would be true)."""
+    if isinstance(value, bool):
+        return value
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = None
+    if number in (0, 1):
+        return bool(number)
+    raise TypeError(f"{who}: {name} must be True or False, got {_shown(value)}")
+
+
+def real(who: str, name: str, value: Any) -> float:
+    """`value` as a float: ints and floats, not bools or strings."""
+    if isinstance(value, (bool, str, bytes)) or not hasattr(type(value), "__float__"):
+        raise TypeError(f"{who}: {name} must be a number, got {_shown(value)}")
+    return float(value)
+
+
+def optional_real(who: str, name: str, value: Any) -> Optional[float]:
+    return None if value is None else real(who, name, value)
+
+
+def choice(who: str, name: str, value: Any, choices: Sequence[str]) -> str:
+    """`value`, one of `choices`."""
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise _conveyor.ConfigError(f"{who}: {name} must be one of {listed}, got {value!r}")
+    return value
+
+
+def text(who: str, name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{who}: {name} must be a str, got {_shown(value)}")
+    return value
+
+
+def path(who: str, name: str, value: Any) -> bytes:
+    """A path (str, bytes or os.PathLike) as the bytes the OS uses: os.fsencode's, so a name in any
+    encoding reaches the file system unchanged."""
+    try:
+        return os.fsencode(value)
+    except TypeError:
+        raise TypeError(f"{who}: {name} must be a path (str, bytes or os.PathLike), got {_shown(value)}") from None

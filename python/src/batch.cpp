@@ -1,0 +1,70 @@
+// Batch and Tensor: a batch's images and labels handed to torch, numpy or any DLPack consumer
+// without a copy, ordered on the consumer's stream without a host wait.
+
+#include "batch.hpp"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+namespace conveyor_ext {
+
+std::tuple<int, int> Tensor::dlpack_device() const {
+  const conveyor::Device d = view().device;
+  return d.kind == conveyor::Device::Kind::cuda ? std::tuple{int(kDLCUDA), d.id} : std::tuple{int(kDLCPU), 0};
+}
+
+nb::object Tensor::dlpack(nb::object stream, nb::object max_version, nb::object dl_device, nb::object copy) const {
+  (void)max_version;  // a consumer asking for a versioned capsule accepts the legacy one too
+  if (!copy.is_none() && nb::cast<bool>(copy))
+    throw nb::buffer_error("conveyor batches are views of the loader's memory: copy=True is not supported");
+  if (!dl_device.is_none() && nb::cast<std::tuple<int, int>>(dl_device) != dlpack_device())
+    throw nb::buffer_error("conveyor cannot move a batch to another device through DLPack");
+  if (view().device.kind == conveyor::Device::Kind::cuda) {
+    const std::int64_t s = stream.is_none() ? 1 : nb::cast<std::int64_t>(stream);
+    if (s == 0) throw nb::value_error("__dlpack__: stream 0 is ambiguous for CUDA (use 1 or 2)");
+    if (s != -1) {
+      // cudaStreamLegacy and cudaStreamPerThread are the handles 1 and 2 themselves.
+      batch_.wait_async(reinterpret_cast<CUstream_st*>(static_cast<std::uintptr_t>(s)));
+    }
+  }
+  DLManagedTensor* managed = conveyor::to_dlpack(batch_, which_);
+  PyObject* capsule = PyCapsule_New(managed, "dltensor", [](PyObject* self) {
+    // Still named "dltensor": no consumer took it, so its deleter is ours to run.
+    if (PyCapsule_IsValid(self, "dltensor")) {
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(self, "dltensor"));
+      if (m->deleter) m->deleter(m);
+    }
+  });
+  if (!capsule) {
+    managed->deleter(managed);
+    throw nb::python_error();
+  }
+  return nb::steal(capsule);
+}
+
+void bind_batches(nb::module_& m) {
+  using namespace nb::literals;
+  nb::class_<Tensor>(m, "Tensor",
+                     "One tensor of a batch (its images or its labels), viewing the loader's memory: hand it to "
+                     "torch.from_dlpack, numpy.from_dlpack or any DLPack consumer. The batch's slot is reused only "
+                     "once every tensor made from it is gone.")
+      .def("__dlpack__", &Tensor::dlpack, "stream"_a = nb::none(), "max_version"_a = nb::none(),
+           "dl_device"_a = nb::none(), "copy"_a = nb::none(),
+           "A DLPack capsule; a CUDA `stream` (None or 1: the legacy default stream, 2: per-thread, else a "
+           "cudaStream_t; -1: no ordering) is made to wait for the batch on the device.")
+      .def("__dlpack_device__", &Tensor::dlpack_device, "(device type, device id) as DLPack numbers them.")
+      .def_prop_ro("shape", &Tensor::shape, "The tensor's shape.")
+      .def_prop_ro("dtype", &Tensor::dtype, "conveyor's name for the element type: u8, f32, f16, bf16 or i64.");
+  nb::class_<Batch>(m, "Batch",
+                    "One batch as Loader.batches() yields it: its images and labels as Tensors, the dataset index "
+                    "of each sample, the epoch and the batch's number in it; len() is its sample count.")
+      .def_prop_ro("images", &Batch::images, "The images, [N, 3, H, W] or [N, H, W, 3] (or RawTensor's shape).")
+      .def_prop_ro("labels", &Batch::labels, "The labels, int64 [N].")
+      .def_prop_ro("indices", &Batch::indices, "The dataset index of each sample.")
+      .def_prop_ro("epoch", &Batch::epoch, "The epoch the batch belongs to.")
+      .def_prop_ro("number", &Batch::number, "The batch's position in its epoch, from 0.")
+      .def("__len__", &Batch::size);
+}
+
+}  // namespace conveyor_ext

@@ -1,0 +1,60 @@
+#pragma once
+// A batch and its tensors as Python sees them: DLPack producers over the loader's memory.
+
+#include "bindings.hpp"
+
+#include <conveyor/pipeline/batch.hpp>
+#include <conveyor/pipeline/dlpack.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#if !CONVEYOR_HAS_DLPACK()
+#error "the Python binding needs DLPack's header (Debian: libdlpack-dev)"
+#endif
+
+namespace conveyor_ext {
+
+/// One tensor of a batch, exported through DLPack (`__dlpack__`, `__dlpack_device__`).
+class Tensor {
+ public:
+  Tensor(conveyor::Batch batch, conveyor::BatchTensor which) : batch_(std::move(batch)), which_(which) {}
+
+  [[nodiscard]] const conveyor::TensorView& view() const {
+    return which_ == conveyor::BatchTensor::images ? batch_.images() : batch_.labels();
+  }
+  [[nodiscard]] std::tuple<int, int> dlpack_device() const;
+  [[nodiscard]] std::vector<std::int64_t> shape() const {
+    const conveyor::TensorView& v = view();
+    return {v.shape.begin(), v.shape.begin() + v.rank};
+  }
+  [[nodiscard]] std::string dtype() const { return std::string(to_string(view().dtype)); }
+  /// The DLPack capsule, after making `stream` wait for the batch (the Python array API's
+  /// convention for CUDA: None or 1 the legacy default stream, 2 the per-thread default stream,
+  /// another value a cudaStream_t, -1 no ordering). No host wait.
+  nb::object dlpack(nb::object stream, nb::object max_version, nb::object dl_device, nb::object copy) const;
+
+ private:
+  conveyor::Batch batch_;
+  conveyor::BatchTensor which_;
+};
+
+class Batch {
+ public:
+  explicit Batch(conveyor::Batch b) : b_(std::move(b)) {}
+  [[nodiscard]] Tensor images() const { return {b_, conveyor::BatchTensor::images}; }
+  [[nodiscard]] Tensor labels() const { return {b_, conveyor::BatchTensor::labels}; }
+  [[nodiscard]] std::vector<std::int64_t> indices() const { return {b_.indices().begin(), b_.indices().end()}; }
+  [[nodiscard]] std::size_t size() const { return b_.size(); }
+  [[nodiscard]] std::uint64_t epoch() const { return b_.epoch(); }
+  [[nodiscard]] std::uint64_t number() const { return b_.number(); }
+
+ private:
+  conveyor::Batch b_;
+};
+
+}  // namespace conveyor_ext

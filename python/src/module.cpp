@@ -1,0 +1,28 @@
+// conveyor._conveyor: the Python binding. It type-erases the shipped datasets, samplers and
+// transforms into one AnyPipeline and holds no logic beyond that and Python's own needs: the
+// GIL released around every wait and every piece of C++ work, Ctrl-C seen while waiting, a
+// clear error instead of a hang when kept tensors hold every slot or after fork(), exceptions
+// that keep their fields, and a DLPack producer that honours the consumer's stream. Batches
+// become torch tensors or numpy arrays in the package's Python code (python/conveyor/).
+
+#include "bindings.hpp"
+
+#include <conveyor/device/backend.hpp>
+
+namespace {
+
+bool has_cuda_backend() { return conveyor::detail::cuda_backend_factory().load() != nullptr; }
+
+}  // namespace
+
+NB_MODULE(_conveyor, m) {
+  m.doc() = "conveyor's C++ core; use the conveyor package";
+  conveyor_ext::bind_errors(m);
+  conveyor_ext::bind_datasets(m);
+  conveyor_ext::bind_decode(m);
+  conveyor_ext::bind_transforms(m);
+  conveyor_ext::bind_batches(m);
+  conveyor_ext::bind_loader(m);
+  conveyor_ext::bind_preprocessor(m);
+  m.def("has_cuda_backend", &has_cuda_backend, "Whether this build can make loaders on a CUDA device.");
+}

@@ -1,0 +1,81 @@
+// image_augment() and raw_tensor(): the C++ transforms from the keyword arguments the package's
+// ImageAugment and RawTensor dataclasses pass (python/conveyor/_transforms.py).
+
+#include "transforms.hpp"
+
+#include <conveyor/pipeline/image_augment.hpp>
+#include <conveyor/pipeline/raw_tensor.hpp>
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <utility>
+
+namespace conveyor_ext {
+namespace {
+
+Transform make_transform(conveyor::AnyTransform any) {
+  const conveyor::SampleSpec spec = any.sample_spec();
+  Transform t{std::move(any), {spec.shape.begin(), spec.shape.begin() + spec.rank}, std::string(to_string(spec.dtype))};
+  return t;
+}
+
+Transform image_augment(const std::string& crop, int size, std::pair<double, double> scale,
+                        std::pair<double, double> ratio, std::optional<int> resize, double flip,
+                        std::optional<std::vector<float>> mean, std::optional<std::vector<float>> std_dev,
+                        const std::string& dtype, const std::string& layout, bool exif_orientation, bool roi,
+                        std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels) {
+  conveyor::ImageAugment a;
+  if (crop == "random_resized")
+    a.crop = conveyor::RandomResizedCrop{size, {scale.first, scale.second}, {ratio.first, ratio.second}};
+  else if (crop == "center")
+    a.crop = conveyor::CenterCrop{size};
+  else
+    throw conveyor::ConfigError("ImageAugment: crop must be 'random_resized' or 'center', got '" + crop + "'");
+  if (resize) a.resize = conveyor::Resize{*resize};
+  a.flip.p = flip;
+  if (mean.has_value() != std_dev.has_value())
+    throw conveyor::ConfigError("ImageAugment: normalize needs both mean and std");
+  if (mean) {
+    if (mean->size() != 3 || std_dev->size() != 3)
+      throw conveyor::ConfigError("ImageAugment: normalize's mean and std must have 3 values each");
+    a.normalize = conveyor::Normalize{{(*mean)[0], (*mean)[1], (*mean)[2]}, {(*std_dev)[0], (*std_dev)[1], (*std_dev)[2]}};
+  }
+  a.dtype = conveyor::parse_dtype(dtype);
+  a.layout = conveyor::parse_layout(layout);
+  a.exif_orientation = exif_orientation;
+  a.roi = roi;
+  a.decode_scaling = decode_scaling;
+  a.decode.lenient = lenient;
+  a.decode.max_image_pixels = max_image_pixels;
+  a.validate();
+  return make_transform(conveyor::AnyTransform(a));
+}
+
+Transform raw_tensor(const std::vector<std::int64_t>& shape, const std::string& dtype) {
+  if (shape.empty() || shape.size() > 3)
+    throw conveyor::ConfigError("RawTensor: the sample shape must have 1 to 3 dimensions");
+  conveyor::SampleSpec spec{conveyor::parse_dtype(dtype), static_cast<int>(shape.size()), {}};
+  for (std::size_t i = 0; i < shape.size(); ++i) spec.shape[i] = shape[i];
+  const conveyor::RawTensor raw{spec};
+  raw.validate();
+  return make_transform(conveyor::AnyTransform(raw));
+}
+
+}  // namespace
+
+void bind_transforms(nb::module_& m) {
+  using namespace nb::literals;
+  nb::class_<Transform>(m, "Transform")
+      .def_ro("sample_shape", &Transform::shape)
+      .def_ro("dtype", &Transform::dtype);
+  m.def("image_augment", &image_augment, "crop"_a, "size"_a, "scale"_a, "ratio"_a, "resize"_a, "flip"_a, "mean"_a,
+        "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
+        "max_image_pixels"_a);
+  m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
+}
+
+}  // namespace conveyor_ext
