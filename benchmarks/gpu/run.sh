@@ -86,7 +86,7 @@ if [ ! -f /usr/include/png.h ]; then
   jpeg+=(-DPNG_PNG_INCLUDE_DIR="$deps/usr/include" -DPNG_LIBRARY="$deps/usr/lib/x86_64-linux-gnu/libpng16.so")
   export LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
 fi
-step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \
+step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCONVEYOR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_FLAGS="$flags" "${jpeg[@]}"
 [ "${result[configure]}" = "${result[configure]#pass}" ] && tail -n 30 "$logs/configure.log"
 targets=()

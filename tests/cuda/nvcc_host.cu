@@ -39,5 +39,6 @@ std::uint16_t f16_nvcc(float f) { return conveyor::ops::to_f16_bits(f); }
 std::uint16_t bf16_nvcc(float f) { return conveyor::ops::to_bf16_bits(f); }
 
 const void* kernel_address() { return reinterpret_cast<const void*>(&touch_every_hd_function); }
+const void* resample_address() { return reinterpret_cast<const void*>(&conveyor::ops::cpu::resample); }
 
 }  // namespace conveyor_test

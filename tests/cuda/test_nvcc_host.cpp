@@ -1,5 +1,6 @@
 // The per-pixel headers compiled by nvcc and by the C++ compiler give the same bits: one binary
-// links both builds (nvcc_host.cu and this file) and compares them on seeded images.
+// links both builds (nvcc_host.cu, in a library of its own, and this file) and compares them on
+// seeded images.
 
 #include <conveyor/ops/cpu/resample.hpp>
 #include <conveyor/pipeline/image_augment.hpp>
@@ -16,6 +17,7 @@ using namespace conveyor;
 
 TEST_CASE("nvcc and the C++ compiler build the shared headers to the same results", "[cuda][nvcc]") {
   REQUIRE(conveyor_test::kernel_address() != nullptr);
+  REQUIRE(conveyor_test::resample_address() != reinterpret_cast<const void*>(&ops::cpu::resample));
   CounterRng rng(5, 0, 0, RngOp::user);
   for (int trial = 0; trial < 20; ++trial) {
     const int w = 16 + int(rng.below(300)), h = 16 + int(rng.below(300));

@@ -78,7 +78,7 @@ class CounterRng {
   std::array<std::uint32_t, 2> key_;
   std::array<std::uint32_t, 4> ctr_;
   std::array<std::uint32_t, 4> block_{};
-  int used_ = 4;
+  unsigned used_ = 4;
 };
 
 }  // namespace v0

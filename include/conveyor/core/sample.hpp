@@ -23,7 +23,7 @@ struct SampleSpec {
 
   [[nodiscard]] std::int64_t numel() const noexcept {
     std::int64_t n = 1;
-    for (int i = 0; i < rank; ++i) n *= shape[i];
+    for (int i = 0; i < rank; ++i) n *= shape[std::size_t(i)];
     return n;
   }
   [[nodiscard]] std::size_t bytes() const noexcept { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }

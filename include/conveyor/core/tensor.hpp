@@ -85,7 +85,7 @@ struct TensorView {
   /// Number of elements.
   [[nodiscard]] std::int64_t numel() const noexcept {
     std::int64_t n = 1;
-    for (int i = 0; i < rank; ++i) n *= shape[i];
+    for (int i = 0; i < rank; ++i) n *= shape[std::size_t(i)];
     return n;
   }
   /// Number of bytes spanned by a contiguous tensor of this shape.
@@ -102,10 +102,10 @@ struct TensorView {
     v.dtype = dtype;
     v.rank = static_cast<int>(shape.size());
     v.device = device;
-    int i = 0;
+    std::size_t i = 0;
     for (std::int64_t s : shape) v.shape[i++] = s;
     std::int64_t stride = 1;
-    for (int d = v.rank - 1; d >= 0; --d) {
+    for (std::size_t d = shape.size(); d-- > 0;) {
       v.strides[d] = stride;
       stride *= v.shape[d];
     }

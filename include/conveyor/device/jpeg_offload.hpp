@@ -19,7 +19,8 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/rng.hpp>
-#include <conveyor/io/jpeg.hpp>
+#include <conveyor/io/decode_options.hpp>
+#include <conveyor/io/jpeg_info.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -39,7 +40,7 @@ inline namespace v0 {
   if (j.width < 32 || j.height < 32) return false;
   // Chroma 1x1, luma 1x1, 2x1, 2x2 or 1x2 (what JpegInfo::subsampling() names 4:4:4 ... 4:4:0),
   // compared without building the name: this runs for every sample of such a pipeline.
-  for (int c = 1; c < 3; ++c)
+  for (std::size_t c = 1; c < 3; ++c)
     if (j.h_sampling[c] != 1 || j.v_sampling[c] != 1) return false;
   return j.h_sampling[0] >= 1 && j.h_sampling[0] <= 2 && j.v_sampling[0] >= 1 && j.v_sampling[0] <= 2;
 }

@@ -9,7 +9,7 @@
 #include <conveyor/core/sample.hpp>
 #include <conveyor/device/staging.hpp>
 #include <conveyor/device/step.hpp>
-#include <conveyor/io/jpeg.hpp>
+#include <conveyor/io/decode_options.hpp>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/plan.hpp>
 

@@ -36,7 +36,7 @@ inline namespace v0 {
   CONVEYOR_EXPECTS(n > 0 && columns > 0, "contact_sheet: nothing to draw");
   const int cols = n < columns ? n : columns, rows = (n + cols - 1) / cols;
   const int sw = cols * w + (cols + 1) * gap, sh = rows * h + (rows + 1) * gap;
-  std::vector<std::uint8_t> sheet(std::size_t(sw) * sh * 3, 255);
+  std::vector<std::uint8_t> sheet(std::size_t(sw) * std::size_t(sh) * 3, 255);
   auto value = [&](std::int64_t i, int c) -> std::uint8_t {
     float x = 0;
     switch (images.dtype) {
@@ -46,7 +46,7 @@ inline namespace v0 {
       case DType::bf16: x = ops::bf16_to_float(images.as<const std::uint16_t>()[i]); break;
       default: return 0;
     }
-    return ops::to_u8((x * normalize.std[c] + normalize.mean[c]) * 255.0f);
+    return ops::to_u8((x * normalize.std[std::size_t(c)] + normalize.mean[std::size_t(c)]) * 255.0f);
   };
   for (int k = 0; k < n; ++k) {
     const int x0 = gap + (k % cols) * (w + gap), y0 = gap + (k / cols) * (h + gap);
@@ -54,7 +54,7 @@ inline namespace v0 {
       for (int x = 0; x < w; ++x)
         for (int c = 0; c < 3; ++c) {
           const std::int64_t i = chw ? ((std::int64_t(k) * 3 + c) * h + y) * w + x : ((std::int64_t(k) * h + y) * w + x) * 3 + c;
-          sheet[(std::size_t(y0 + y) * sw + x0 + x) * 3 + c] = value(i, c);
+          sheet[std::size_t((std::int64_t(y0 + y) * sw + x0 + x) * 3 + c)] = value(i, c);
         }
   }
   return encode_jpeg(sheet.data(), sw, sh, 3, std::size_t(sw) * 3, {.quality = 92, .subsampling = ChromaSubsampling::s444});

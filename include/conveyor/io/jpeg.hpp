@@ -10,7 +10,9 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/io/decode_options.hpp>
 #include <conveyor/io/exif.hpp>
+#include <conveyor/io/jpeg_info.hpp>
 #include <conveyor/io/jpeg_scans.hpp>
 
 #include <array>
@@ -33,98 +35,6 @@
 
 namespace conveyor {
 inline namespace v0 {
-
-/// Colour space of the coded components.
-enum class JpegColor : std::uint8_t { gray, ycbcr, rgb, cmyk, ycck, unknown };
-
-/// What the header says about an image; read without decoding any pixel.
-struct JpegInfo {
-  int width = 0;
-  int height = 0;
-  int components = 0;
-  JpegColor color = JpegColor::unknown;
-  std::array<std::uint8_t, 4> h_sampling{};  ///< per component, as coded
-  std::array<std::uint8_t, 4> v_sampling{};
-  bool progressive = false;
-  bool arithmetic = false;
-  int orientation = 1;  ///< Exif orientation 1..8 (1 when absent)
-
-  /// The largest horizontal sampling factor (1 for grayscale, whatever it declares).
-  [[nodiscard]] int max_h_sampling() const noexcept {
-    int m = 1;
-    for (int c = 0; c < components && components > 1; ++c) m = h_sampling[c] > m ? h_sampling[c] : m;
-    return m;
-  }
-  /// Columns between the places a cropped decode can start, at `scale_num`/8: one iMCU.
-  [[nodiscard]] int column_alignment(int scale_num) const noexcept { return max_h_sampling() * scale_num; }
-  /// The narrowest cropped decode that keeps libjpeg-turbo's fancy upsampling (it drops it for
-  /// components cropped to 2 samples or fewer).
-  [[nodiscard]] int min_crop_width() const noexcept { return 2 * max_h_sampling() + 1; }
-
-  /// "gray", "4:4:4", "4:2:2", "4:2:0", "4:4:0", "4:1:1", "4:1:0", or the factors ("3x2,1x1,1x1").
-  [[nodiscard]] std::string subsampling() const {
-    if (components == 1) return "gray";
-    bool chroma_same = true;
-    for (int c = 2; c < components; ++c)
-      chroma_same = chroma_same && h_sampling[c] == h_sampling[1] && v_sampling[c] == v_sampling[1];
-    if (chroma_same && h_sampling[1] == 1 && v_sampling[1] == 1) {
-      const int h = h_sampling[0], v = v_sampling[0];
-      if (h == 1 && v == 1) return "4:4:4";
-      if (h == 2 && v == 1) return "4:2:2";
-      if (h == 2 && v == 2) return "4:2:0";
-      if (h == 1 && v == 2) return "4:4:0";
-      if (h == 4 && v == 1) return "4:1:1";
-      if (h == 4 && v == 2) return "4:1:0";
-    }
-    std::string s;
-    for (int c = 0; c < components; ++c) {
-      if (c) s += ',';
-      s += std::to_string(h_sampling[c]) + 'x' + std::to_string(v_sampling[c]);
-    }
-    return s;
-  }
-};
-
-/// How strictly to decode.
-struct DecodeOptions {
-  /// Accept corrupt but decodable data (libjpeg warnings) instead of raising `DecodeError`.
-  bool lenient = false;
-  /// Refuse, from the header alone and before any pixel buffer exists, images with more pixels.
-  std::uint64_t max_image_pixels = std::uint64_t{1} << 27;
-  /// Decode progressive files at 1/8 scale from their DC scans alone: the same pixels, without
-  /// entropy-decoding the AC scans (jpeg_scans.hpp). Corruption confined to AC scans then goes
-  /// unnoticed, as it does below a cropped window.
-  bool dc_scans_at_eighth = true;
-};
-
-/// A window of the image to decode, in the pixels of the image scaled by `scale_num`/8
-/// (libjpeg-turbo's DCT scaling: 1..8 eighths). Rows outside it are skipped and columns outside
-/// it are not decoded beyond the iMCU that holds them.
-struct DecodeRegion {
-  int x = 0, y = 0, width = 0, height = 0;
-  int scale_num = 8;
-};
-
-/// Size of an image of `width` x `height` decoded at `scale_num`/8: ceil(side * num / 8), as
-/// libjpeg computes it.
-[[nodiscard]] constexpr int scaled_size(int side, int scale_num) noexcept { return (side * scale_num + 7) / 8; }
-
-/// The columns [first, last) to decode so that columns [x, x + width) of an `extent`-wide image
-/// come out as a full decode gives them: widened by one column each side (libjpeg-turbo upsamples
-/// a crop's edge columns as image edges), started on a multiple of `align` (an iMCU), and at
-/// least `min_width` wide (narrower crops lose fancy upsampling).
-[[nodiscard]] constexpr std::array<int, 2> crop_columns(int x, int width, int extent, int align, int min_width) noexcept {
-  if (width >= extent) return {0, extent};
-  int first = (x > 0 ? x - 1 : 0) / align * align;
-  int last = x + width < extent ? x + width + 1 : extent;
-  while (last - first < min_width && (first > 0 || last < extent)) {
-    if (last < extent)
-      ++last;
-    else
-      first -= first < align ? first : align;
-  }
-  return {first, last};
-}
 
 namespace detail {
 
@@ -228,7 +138,7 @@ class JpegDecoder {
       case JCS_YCCK: info.color = JpegColor::ycck; break;
       default: info.color = JpegColor::unknown; break;
     }
-    for (int i = 0; i < c.num_components && i < 4; ++i) {
+    for (std::size_t i = 0; i < std::size_t(c.num_components) && i < 4; ++i) {
       info.h_sampling[i] = static_cast<std::uint8_t>(c.comp_info[i].h_samp_factor);
       info.v_sampling[i] = static_cast<std::uint8_t>(c.comp_info[i].v_samp_factor);
     }
@@ -280,7 +190,7 @@ class JpegDecoder {
     s.window.resize(std::size_t(width) * 3 * std::size_t(r.height > 0 ? r.height : 0));
     decode_columns({cols[0], r.y, width, r.height, r.scale_num}, s.window.data(), std::size_t(width) * 3);
     for (int row = 0; row < r.height; ++row)
-      std::memcpy(out + std::size_t(row) * row_stride, s.window.data() + (std::size_t(row) * width + (r.x - cols[0])) * 3,
+      std::memcpy(out + std::size_t(row) * row_stride, s.window.data() + (std::size_t(row) * std::size_t(width) + std::size_t(r.x - cols[0])) * 3,
                   std::size_t(r.width) * 3);
   }
 
@@ -413,7 +323,7 @@ class JpegDecoder {
     for (int done = 0; done < r.height;) {
       const int want = r.height - done < max_rows ? r.height - done : max_rows;
       for (int k = 0; k < want; ++k)
-        rows[k] = cmyk ? s.cmyk_rows.data() + std::size_t(k) * r.width * 4 : out + std::size_t(done + k) * row_stride;
+        rows[k] = cmyk ? s.cmyk_rows.data() + std::size_t(k) * std::size_t(r.width) * 4 : out + std::size_t(done + k) * row_stride;
       const auto got = static_cast<int>(jpeg_read_scanlines(&c, rows, static_cast<JDIMENSION>(want)));
       if (cmyk)
         for (int k = 0; k < got; ++k)

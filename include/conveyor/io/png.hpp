@@ -17,7 +17,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
-#include <conveyor/io/jpeg.hpp>  // DecodeOptions
+#include <conveyor/io/decode_options.hpp>
 
 #include <csetjmp>
 #include <cstdio>
@@ -86,7 +86,7 @@ inline void png_read_from_memory(png_structp png, png_bytep out, png_size_t leng
 [[nodiscard]] inline bool is_png(std::span<const std::byte> bytes) noexcept {
   static constexpr unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   if (bytes.size() < 8) return false;
-  for (int i = 0; i < 8; ++i)
+  for (std::size_t i = 0; i < 8; ++i)
     if (std::to_integer<unsigned char>(bytes[i]) != signature[i]) return false;
   return true;
 }

@@ -10,7 +10,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
-#include <conveyor/io/jpeg.hpp>  // DecodeOptions
+#include <conveyor/io/decode_options.hpp>
 
 #include <cctype>
 #include <cmath>
@@ -89,7 +89,7 @@ class PnmDecoder {
                         std::to_string(h.height) + " PNM");
     const std::size_t bytes_per_sample = h.maxval > 255 ? 2 : 1;
     const std::size_t src_row = std::size_t(h.width) * std::size_t(h.channels) * bytes_per_sample;
-    std::uint8_t lut[256];
+    std::uint8_t lut[256] = {};  // zeroed: read only where filled (maxval < 255), which a compiler cannot always prove
     if (h.maxval < 255)
       for (int v = 0; v <= h.maxval; ++v) lut[v] = scaled(v, h.maxval);
     const auto* base = reinterpret_cast<const std::uint8_t*>(data_.data() + h.data_offset);

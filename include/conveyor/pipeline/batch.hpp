@@ -108,7 +108,7 @@ inline Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint6
   const Slot& s = ring->slots[slot];
   const auto count = static_cast<std::int64_t>(s.count);
   std::array<std::int64_t, TensorView::max_rank> shape{count};
-  for (int i = 0; i < spec.rank; ++i) shape[i + 1] = spec.shape[i];
+  for (std::size_t i = 0; i < std::size_t(spec.rank); ++i) shape[i + 1] = spec.shape[i];
   Batch b;
   b.d_.images = TensorView::contiguous(images, spec.dtype, std::span(shape.data(), std::size_t(spec.rank) + 1), device);
   b.d_.labels = TensorView::contiguous(labels, DType::i64, {count}, device);

@@ -276,8 +276,8 @@ class BatchPipeline {
     const int states = std::max(o_.workers, 1);
     for (int w = 0; w < states; ++w)
       workers_.push_back(std::unique_ptr<typename Prep::Worker>(new typename Prep::Worker{{}, transform_.make_workspace(), {}}));
-    threads_.reserve(o_.workers + 1);
-    for (int w = 0; w < o_.workers; ++w) threads_.emplace_back([this, w] { work_loop(*workers_[w]); });
+    threads_.reserve(std::size_t(o_.workers) + 1);
+    for (int w = 0; w < o_.workers; ++w) threads_.emplace_back([this, w] { work_loop(*workers_[std::size_t(w)]); });
     if (feeder_) threads_.emplace_back([this] { feeder_->run(stop_); });
   }
 

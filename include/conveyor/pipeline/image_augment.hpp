@@ -123,7 +123,7 @@ struct ImageAugment {
     p.dtype = dtype;
     p.layout = layout;
     const Normalize n = normalize.value_or(Normalize{});
-    for (int c = 0; c < 3; ++c) {
+    for (std::size_t c = 0; c < 3; ++c) {
       p.scale[c] = 1.0f / (255.0f * n.std[c]);
       p.bias[c] = -n.mean[c] / n.std[c];
     }
@@ -196,7 +196,7 @@ struct ImageAugment {
   [[nodiscard]] DeviceWork device_work() const {
     const SampleSpec spec = sample_spec();
     const std::size_t out = spec.bytes();
-    const std::size_t window_pixels = std::max<std::size_t>(1024 * 768, 4 * std::size_t(output_size()) * output_size());
+    const std::size_t window_pixels = std::max<std::size_t>(1024 * 768, 4 * std::size_t(output_size()) * std::size_t(output_size()));
     return {DeviceWork::Placement::staged, out, std::max<std::size_t>(out, 4 * static_cast<std::size_t>(spec.numel())),
             {DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size()})},
             DeviceWork::JpegStaging{3 * window_pixels, decode}};

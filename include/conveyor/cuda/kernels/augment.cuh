@@ -178,8 +178,8 @@ __device__ __forceinline__ bool separable(const ops::SamplePlan& p) {
 template <int N>
 struct alignas(16) AxisTile {
   detail::TapWindows w;
-  alignas(16) int start[N];  // copied 16 bytes at a time, as `pairs`
-  std::uint32_t pairs[separable_pairs * N];
+  alignas(16) int start[std::size_t(N)];  // copied 16 bytes at a time, as `pairs`
+  std::uint32_t pairs[std::size_t(separable_pairs * N)];
 };
 using ColumnTile = AxisTile<block_x>;
 using RowTile = AxisTile<tile_rows>;
@@ -332,11 +332,11 @@ __device__ inline void tile_taps(const ops::SamplePlan& p, int precision_x, int 
 
 /// The word whose bytes are bytes `b0`..`b3` of `w` (all within 8 bytes from a word boundary; the
 /// positions are compile-time once the tap loops unroll, so this is one byte permute).
-template <int Words>
+template <std::size_t Words>
 __device__ __forceinline__ std::uint32_t gather(const std::uint32_t (&w)[Words], int b0, int b1, int b2, int b3) {
   const int q = min(min(b0, b1), min(b2, b3)) / 4;
   const auto at = [&](int b) { return static_cast<unsigned>(b - 4 * q); };
-  return __byte_perm(w[q], w[q + 1 < Words ? q + 1 : q], at(b0) | at(b1) << 4 | at(b2) << 8 | at(b3) << 12);
+  return __byte_perm(w[q], w[q + 1 < static_cast<int>(Words) ? q + 1 : q], at(b0) | at(b1) << 4 | at(b2) << 8 | at(b3) << 12);
 }
 
 /// Three channel sums' bytes (bits 16-23, see `pass_shift`) packed as bytes 0-2 of a word, byte 3
@@ -364,7 +364,7 @@ struct RowWindow {
   static constexpr int bytes = 3 * Taps;
   static constexpr int words = (bytes + 6) / 4;  // the most any alignment touches
   static constexpr int aligned = (bytes + 3) / 4;
-  std::uint32_t w[aligned];
+  std::uint32_t w[std::size_t(aligned)];
 
   /// The window at byte `misalign` (0-3) of the word `words_at`.
   __device__ __forceinline__ RowWindow(const std::uint32_t* words_at, int misalign) {
@@ -378,7 +378,7 @@ struct RowWindow {
 
   /// Adds the window's taps with the weight pairs `wp` to the channel sums `acc`: per pair, one
   /// permute gathers the red and green bytes of both taps, one the blue ones.
-  __device__ __forceinline__ void sum(const std::uint32_t (&wp)[(Taps + 1) / 2], std::uint32_t acc[3]) const {
+  __device__ __forceinline__ void sum(const std::uint32_t (&wp)[std::size_t((Taps + 1) / 2)], std::uint32_t acc[3]) const {
 #pragma unroll
     for (int m = 0; m < (Taps + 1) / 2; ++m) {
       const int a = 6 * m, b = 2 * m + 1 < Taps ? a + 3 : a;  // an odd count's last pair: weight 0 on b
@@ -489,7 +489,7 @@ __device__ __forceinline__ void store_pixel(std::byte* out, const ops::OutputPar
 /// `c[k]`, from element `e` (a multiple of `N`, so they are an aligned vector): one store.
 template <DType D, int N>
 __device__ __forceinline__ void store_run(std::byte* out, const ops::OutputParams& params, int e,
-                                          const std::uint32_t (&v)[N], const int (&c)[N]) {
+                                          const std::uint32_t (&v)[std::size_t(N)], const int (&c)[std::size_t(N)]) {
   static_assert(N == 2 || N == 4, "a pair or four");
   const unsigned at = static_cast<unsigned>(e) / N;
   if constexpr (D == DType::u8) {
@@ -526,7 +526,7 @@ __device__ __forceinline__ void store_run(std::byte* out, const ops::OutputParam
 /// store per channel (NCHW) or three across the pixels' 3 N values (NHWC).
 template <DType D, Layout L, int N, bool Reverse>
 __device__ __forceinline__ void store_pixels(std::byte* out, const ops::OutputParams& params, int pixel,
-                                             int channel_step, const std::uint32_t (&p)[N][3]) {
+                                             int channel_step, const std::uint32_t (&p)[std::size_t(N)][3]) {
   const auto value = [&](int k, int c) { return p[Reverse ? N - 1 - k : k][c]; };
 #pragma unroll
   for (int g = 0; g < 3; ++g) {  // a channel (NCHW), or a third of the values (NHWC)

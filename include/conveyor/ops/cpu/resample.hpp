@@ -40,11 +40,11 @@ namespace detail {
 inline int axis_weights(const AxisPlan& a, std::int32_t n, std::vector<AxisTaps>& taps, std::vector<std::int32_t>& w,
                         std::vector<std::int32_t>& at) {
   const int precision = axis_precision(a);
-  taps.resize(n);
-  at.resize(n);
+  taps.resize(std::size_t(n));
+  at.resize(std::size_t(n));
   w.clear();
-  for (std::int32_t o = 0; o < n; ++o) {
-    taps[o] = axis_taps(a, o);
+  for (std::size_t o = 0; o < taps.size(); ++o) {
+    taps[o] = axis_taps(a, static_cast<std::int32_t>(o));
     at[o] = static_cast<std::int32_t>(w.size());
     for (std::int32_t j = 0; j < taps[o].count; ++j) w.push_back(fixed_weight(tap_weight(taps[o], j), precision));
   }
@@ -61,18 +61,18 @@ inline int axis_weights(const AxisPlan& a, std::int32_t n, std::vector<AxisTaps>
 inline void pair_weights(const SamplePlan& plan, const std::vector<AxisTaps>& taps, const std::vector<std::int32_t>& w,
                          const std::vector<std::int32_t>& w_at, std::vector<std::int16_t>& pairs,
                          std::vector<std::int32_t>& at) {
-  const auto n = static_cast<std::int32_t>(taps.size());
-  at.assign(n, -1);
+  at.assign(taps.size(), -1);
   pairs.clear();
   if (plan.src.x_stride != 3) return;
-  for (std::int32_t o = 0; o < n; ++o) {
+  for (std::size_t o = 0; o < taps.size(); ++o) {
     const AxisTaps& t = taps[o];
     const std::int32_t count = t.count, npairs = (count + 1) / 2;
     if (count == 0 || plan.x.src_begin + t.first + 2 * npairs >= plan.src.width) continue;
     at[o] = static_cast<std::int32_t>(pairs.size() / 8);
+    const std::int32_t* wo = w.data() + w_at[o];
     for (std::int32_t m = 0; m < npairs; ++m) {
-      const auto a = static_cast<std::int16_t>(w[w_at[o] + 2 * m]);
-      const auto b = static_cast<std::int16_t>(2 * m + 1 < count ? w[w_at[o] + 2 * m + 1] : 0);
+      const auto a = static_cast<std::int16_t>(wo[2 * m]);
+      const auto b = static_cast<std::int16_t>(2 * m + 1 < count ? wo[2 * m + 1] : 0);
       pairs.insert(pairs.end(), {a, b, a, b, a, b, 0, 0});
     }
   }
@@ -126,10 +126,10 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
     const std::uint8_t* line = base + std::int64_t{plan.y.src_begin + r} * plan.src.y_stride;
     std::uint8_t* dst = s.rows.data() + (r - row_lo) * row_elems;
     for (std::int32_t ox = 0; ox < ow; ++ox) {
-      const AxisTaps& t = s.tx[ox];
+      const AxisTaps& t = s.tx[std::size_t(ox)];
       const std::uint8_t* first = line + std::int64_t{plan.x.src_begin + t.first} * xs;
 #if defined(__SSE2__)
-      if (const std::int32_t at = s.wx_pairs_at[ox]; at >= 0) {
+      if (const std::int32_t at = s.wx_pairs_at[std::size_t(ox)]; at >= 0) {
         const __m128i sums = detail::pair_sums(first, s.wx_pairs.data() + 8 * std::size_t(at), (t.count + 1) / 2, half);
         // Shifted, then saturated to [0, 255] twice over (32 -> 16 -> 8 bits): `fixed_to_u8`.
         const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(_mm_sra_epi32(sums, shift), zero), zero);
@@ -138,7 +138,7 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
         continue;
       }
 #endif
-      const std::int32_t* w = s.wx.data() + s.wx_at[ox];
+      const std::int32_t* w = s.wx.data() + s.wx_at[std::size_t(ox)];
       std::int32_t a0 = fixed_half(px), a1 = a0, a2 = a0;
       for (std::int32_t j = 0; j < t.count; ++j, first += xs) {
         a0 += w[j] * first[0];
@@ -162,8 +162,8 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
   const auto vertical = [&]<class T>(auto&& value) {  // value(channel, byte) -> T
     T* o = static_cast<T*>(out);
     for (std::int32_t oy = 0; oy < oh; ++oy) {
-      const AxisTaps& t = s.ty[oy];
-      const std::int32_t* w = s.wy.data() + s.wy_at[oy];
+      const AxisTaps& t = s.ty[std::size_t(oy)];
+      const std::int32_t* w = s.wy.data() + s.wy_at[std::size_t(oy)];
       // Padding rows (no taps) sum to half a unit: 0, as torchvision's CenterCrop pads.
       std::fill(sums, sums + row_elems, fixed_half(py));
       for (std::int32_t j = 0; j < t.count; ++j) {
