@@ -469,3 +469,39 @@ TEST_CASE("a DLPack tensor of a GPU batch held past the loop's advance still rea
   CONVEYOR_SKIP("DLPack's header (Debian: libdlpack-dev) was not found");
 #endif
 }
+
+// A JPEG whose header parses and whose scan data is cut (a real photo cut in half) fails only while
+// it decodes into the room it claimed in the pinned arena; under on_error = skip its replacement is
+// prepared at the same position. The claim used to stay taken beside the replacement's, and with
+// f32 (whose default arena has no room to spare) the batch's last sample was written past the data
+// section. At every batch position, for every dtype, with the default arena: the guard after each
+// slot's data section, checked before every upload, stays whole, and the batches equal the CPU's.
+TEST_CASE("a photo cut in half at any batch position leaves the pinned arena whole under skip", "[gpu][arena][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data_dir);
+  auto photos = conveyor_test::square_photos(data_dir / "photos", 448);
+  REQUIRE(photos.size() >= 16);
+  photos.resize(16);
+  const std::size_t batch = 8;
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::u8})
+    for (std::size_t cut = 0; cut < batch; ++cut) {
+      INFO("dtype " << to_string(dtype) << ", position " << cut << " cut");
+      InMemory data;
+      for (std::size_t i = 0; i < photos.size(); ++i)
+        data.add(std::span(photos[i].data(), i == cut ? photos[i].size() / 2 : photos[i].size()), std::int64_t(i));
+      ImageAugment aug{.crop = CenterCrop{224}, .resize = Resize{230}, .dtype = dtype};
+      if (dtype != DType::u8) aug.normalize = Normalize::imagenet();
+      const auto batches = [&](int device) {
+        BatchPipeline pipe(data, SequentialSampler(data.size()), aug,
+                           {.batch_size = batch, .workers = 4, .on_error = OnError::skip, .device = device});
+        std::vector<HostBatch> out;
+        for (const Batch& b : pipe) out.push_back(host_copy(b));  // each upload checked the guard first
+        REQUIRE(pipe.skipped().size() == 1);
+        CHECK(pipe.skipped()[0].index == cut);
+        return out;
+      };
+      const auto expected = batches(cpu_device);
+      const auto got = batches(0);
+      REQUIRE(got.size() == expected.size());
+      for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == expected[i]);
+    }
+}

@@ -255,12 +255,16 @@ TEST_CASE("the adaptive step takes its rates from the stats of the epochs since 
 TEST_CASE("a sample sent to the device decoder gives its arena reserve back to the others", "[offload]") {
   ArenaAllocator a;
   a.reset(1000, 3, 160);  // three samples, each guaranteed 160 bytes
+  ArenaClaim first(a, 0), offloaded(a, 1), last(a, 2);
   // 1000 - 2 x 160 = 680 may go to the first while the other two keep their reserves.
-  REQUIRE_FALSE(a.try_allocate(700));
-  a.forgo();  // one of the three is decoded on the device
+  REQUIRE_FALSE(first.try_allocate(700));
+  offloaded.forgo();  // one of the three is decoded on the device
+  offloaded.commit();
   // Now only one other sample needs its reserve: 840 fit.
-  const auto at = a.try_allocate(800);
+  const auto at = first.try_allocate(800);
   REQUIRE(at);
   CHECK(*at == 0);
-  CHECK(a.allocate_reserve() == 800);
+  first.commit();
+  CHECK(last.allocate_reserve() == 800);
+  last.commit();
 }
