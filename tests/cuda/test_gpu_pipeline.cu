@@ -201,6 +201,54 @@ TEST_CASE("a slow consumer never reads a batch being overwritten", "[gpu][race]"
   CONVEYOR_CUDA_TRY(cudaStreamDestroy(stream));
 }
 
+// Images read on one stream, slowly, and labels on another, quickly, handed out last: the slot is
+// refilled only after both streams' work, not after the last stream's alone.
+TEST_CASE("a batch read on two streams is overwritten only after both have read it", "[gpu][race]") {
+  const InMemory data = jpeg_dataset(48, 3);
+  const ImageAugment aug{.crop = RandomResizedCrop{.size = 48}, .flip = {.p = 0.5},
+                         .normalize = Normalize::imagenet(), .dtype = DType::f32};
+  const auto expected = run(data, aug, {.batch_size = 4, .workers = 6, .prefetch = 2, .seed = 9}, 1);
+  cuda::Stream images_stream, labels_stream;
+  {
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 7}), aug,
+                       {.batch_size = 4, .workers = 6, .prefetch = 2, .seed = 9, .device = 0,
+                        .stream = labels_stream.get()});
+    std::vector<cuda::PinnedBuffer> images, labels;
+    for (const Batch& b : pipe) {
+      b.wait_async(images_stream.get());
+      spin<<<1, 1, 0, images_stream.get()>>>(4'000'000);  // 4 ms of "training" before the images are read
+      CONVEYOR_CUDA_TRY(cudaGetLastError());
+      images.emplace_back(b.images().nbytes());
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(images.back().data(), b.images().data, b.images().nbytes(),
+                                        cudaMemcpyDeviceToHost, images_stream.get()));
+      b.wait_async(labels_stream.get());  // the last stream it is handed to; its work is done at once
+      labels.emplace_back(b.labels().nbytes());
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(labels.back().data(), b.labels().data, b.labels().nbytes(),
+                                        cudaMemcpyDeviceToHost, labels_stream.get()));
+    }
+    images_stream.synchronize();
+    labels_stream.synchronize();
+    REQUIRE(images.size() == expected.size());
+    for (std::size_t i = 0; i < images.size(); ++i) {
+      INFO("batch " << i);
+      REQUIRE(std::memcmp(images[i].data(), expected[i].images.data(), expected[i].images.size()) == 0);
+      REQUIRE(std::memcmp(labels[i].data(), expected[i].labels.data(), expected[i].labels.size() * 8) == 0);
+    }
+  }
+}
+
+TEST_CASE("a batch handed to more streams than a slot records for is refused with an Error", "[gpu][race]") {
+  std::vector<cuda::Stream> streams(8);
+  BatchPipeline pipe(jpeg_dataset(8), SequentialSampler(8), ImageAugment::train(16),
+                     {.batch_size = 4, .workers = 2, .device = 0, .stream = streams[0].get()});
+  for (const Batch& b : pipe) {
+    for (const cuda::Stream& s : streams) b.wait_async(s.get());  // the pipeline's among them: 8 in all
+    b.wait_async(streams[3].get());                                // again: nothing new
+    cuda::Stream ninth;
+    CHECK_THROWS_WITH(b.wait_async(ninth.get()), Catch::Contains("handed to more than 8 CUDA streams"));
+  }
+}
+
 TEST_CASE("a slow producer's batches are complete when the consumer reads them", "[gpu][race]") {
   FaultyDataset<InMemory> data(jpeg_dataset(24, 4));
   data.delay = std::chrono::microseconds(3000);

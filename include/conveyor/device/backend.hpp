@@ -45,10 +45,11 @@ class DeviceBackend {
   /// Uploads `bytes` of `slot`'s arena and runs the steps over its `count` samples (stager thread).
   virtual void submit(std::size_t slot, std::size_t count, std::size_t bytes) = 0;
   /// Orders `stream` (nullptr: the pipeline's consumer stream) after `slot`'s output, with no host
-  /// wait, and makes it the stream `release` is ordered after. Thread-safe per slot.
+  /// wait, and adds it to the streams `release` is ordered after. Thread-safe per slot.
+  /// @throws Error past the backend's bound on streams per batch.
   virtual void hand_out(std::size_t slot, CUstream_st* stream) = 0;
-  /// Marks the consumer's work on `slot` done, after what was queued by now on the stream it was
-  /// last handed to: later uploads and kernels into it wait for it.
+  /// Marks the consumer's work on `slot` done, after what was queued by now on every stream it was
+  /// handed to: later uploads and kernels into it wait for all of it.
   virtual void release(std::size_t slot) noexcept = 0;
   /// A failure `wait_uploaded` or `release` could not throw, if any.
   virtual std::exception_ptr failure() const noexcept = 0;

@@ -70,9 +70,10 @@ class Batch {
 
   /// Makes `stream` (a `cudaStream_t` of the batch's device; nullptr: the pipeline's stream) wait
   /// for the batch on the device, with no host wait, for a consumer that reads it on another
-  /// stream than the pipeline's. The slot is then released after the work `stream` has queued when
-  /// the last copy of the batch dies. Nothing to do for a host batch.
-  /// @throws CudaError when the wait cannot be queued.
+  /// stream than the pipeline's. The slot is released after the work queued by then on every
+  /// stream the batch was handed to (the pipeline's and these, up to 8 in all), when the last copy
+  /// of the batch dies. Nothing to do for a host batch.
+  /// @throws CudaError when the wait cannot be queued; Error for a ninth stream.
   void wait_async(CUstream_st* stream) const {
     if (ring_ && ring_->device) ring_->device->hand_out(slot_, stream);
   }
