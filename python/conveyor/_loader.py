@@ -53,10 +53,10 @@ class Loader:
     Iterating yields `(images, labels)`: torch tensors when torch is installed (on the GPU for a
     CUDA device, ready on torch's current stream when the batch is yielded, with no host wait),
     numpy arrays for host batches without torch, or objects with `__dlpack__` otherwise (or as
-    `output` says: "torch", "numpy", "dlpack"). They view the loader's memory without a copy: a
-    batch's slot is reused only once every tensor of it is gone, and at most `prefetch` batches can
-    be alive at a time; asking for another while `prefetch` are held raises an Error saying so
-    (delete or .clone() what you keep).
+    `output` says: "torch", "numpy", "dlpack"). Images view the loader's memory without a copy: a
+    batch's slot is reused only once every image tensor of it is gone, and at most `prefetch` batches
+    can be alive at a time; asking for another while `prefetch` are held raises an Error saying so
+    (delete or .clone() what you keep). Labels are copies of their own, which hold no slot.
 
     shuffle: a new permutation every epoch, a pure function of (seed, epoch); `seed` also keys every
     random augmentation. workers: threads (-1: one per core; 0: the iterating thread decodes).

@@ -518,6 +518,39 @@ TEST_CASE("a DLPack tensor of a GPU batch held past the loop's advance still rea
 #endif
 }
 
+// An evaluation loop keeps every batch's labels: their DLPack tensors are device copies made in
+// order on the consumer's stream that hold no slot, so the loop goes through every batch (it used
+// to stall at batch prefetch + 1) and the copies keep their values after the slots are refilled.
+TEST_CASE("GPU labels kept from every batch hold no slot and keep their values", "[gpu][dlpack]") {
+#if CONVEYOR_HAS_DLPACK()
+  const InMemory data = jpeg_dataset(26, 12);
+  cuda::Stream stream;
+  std::vector<DLManagedTensor*> targets;
+  {
+    BatchPipeline pipe(data, SequentialSampler(data.size()), ImageAugment::train(16),
+                       {.batch_size = 4, .workers = 3, .prefetch = 2, .device = 0, .stream = stream.get()});
+    for (const Batch& b : pipe) {
+      targets.push_back(to_dlpack(b, BatchTensor::labels, stream.get()));
+      REQUIRE(pipe.slots_held() == 1);  // the loop's batch; none for the labels kept so far
+    }
+  }  // the pipeline is gone too
+  REQUIRE(targets.size() == 7);
+  stream.synchronize();
+  std::vector<std::int64_t> seen;
+  for (DLManagedTensor* t : targets) {
+    CHECK(t->dl_tensor.device.device_type == kDLCUDA);
+    std::vector<std::int64_t> labels(static_cast<std::size_t>(t->dl_tensor.shape[0]));
+    CONVEYOR_CUDA_TRY(cudaMemcpy(labels.data(), t->dl_tensor.data, labels.size() * 8, cudaMemcpyDeviceToHost));
+    seen.insert(seen.end(), labels.begin(), labels.end());
+    t->deleter(t);
+  }
+  REQUIRE(seen.size() == data.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == data.label(i));
+#else
+  CONVEYOR_SKIP("DLPack's header (Debian: libdlpack-dev) was not found");
+#endif
+}
+
 // A JPEG whose header parses and whose scan data is cut (a real photo cut in half) fails only while
 // it decodes into the room it claimed in the pinned arena; under on_error = skip its replacement is
 // prepared at the same position. The claim used to stay taken beside the replacement's, and with

@@ -12,8 +12,10 @@
 #include <conveyor/ops/cpu/resample.hpp>
 
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace conveyor_test {
@@ -40,6 +42,12 @@ class HostBackend final : public conveyor::DeviceBackend {
   }
   void hand_out(std::size_t, CUstream_st*) override {}
   void release(std::size_t) noexcept override {}
+  conveyor::StreamOrderedMemory copy_labels(std::size_t slot, std::size_t count, CUstream_st* stream) override {
+    void* copy = std::malloc(count * sizeof(std::int64_t));
+    if (!copy) throw std::bad_alloc();
+    std::memcpy(copy, labels(slot), count * sizeof(std::int64_t));
+    return {copy, stream, 0, [](void* data, CUstream_st*, int) noexcept { std::free(data); }};
+  }
   std::exception_ptr failure() const noexcept override { return nullptr; }
   void* output(std::size_t slot) override { return slots_[slot].output.data(); }
   std::int64_t* labels(std::size_t slot) override { return c_.layout.labels(slots_[slot].arena.data()); }

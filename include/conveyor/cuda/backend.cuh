@@ -173,6 +173,22 @@ class CudaBackend final : public DeviceBackend {
     }
   }
 
+  StreamOrderedMemory copy_labels(std::size_t slot, std::size_t count, CUstream_st* stream) override {
+    DeviceGuard guard(c_.device);
+    const cudaStream_t s = stream ? stream : consumer_;
+    hand_out(slot, s);
+    const std::size_t bytes = count * sizeof(std::int64_t);
+    void* copy = nullptr;
+    CONVEYOR_CUDA_TRY(cudaMallocAsync(&copy, bytes, s));
+    try {
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(copy, labels(slot), bytes, cudaMemcpyDeviceToDevice, s));
+    } catch (...) {
+      if (cudaFreeAsync(copy, s) != cudaSuccess) (void)cudaGetLastError();
+      throw;
+    }
+    return {copy, s, c_.device, &free_in_order};
+  }
+
   std::exception_ptr failure() const noexcept override {
     std::lock_guard lock(failure_mutex_);
     return failure_;
@@ -219,6 +235,16 @@ class CudaBackend final : public DeviceBackend {
     TimedEvent h2d_start, h2d_end, kernel_start, kernel_end;
     bool timing_pending = false;  // a copy and kernel not yet timed; guarded by submit_mutex_
   };
+
+  /// Frees what `copy_labels` made, after the work queued on its stream so far (on its device: the
+  /// legacy default stream's handle means the current device's).
+  static void free_in_order(void* data, CUstream_st* stream, int device) noexcept {
+    try {
+      DeviceGuard guard(device);
+      if (cudaFreeAsync(data, stream) != cudaSuccess) (void)cudaGetLastError();  // no later call is blamed
+    } catch (...) {  // a deleter does not throw; a failed device has nothing left to free
+    }
+  }
 
   /// Keeps the exception being handled, if it is the first, for failure().
   void keep_failure() noexcept {
