@@ -1,7 +1,7 @@
 // Routing JPEGs to a device decoder, without a device: which files the engines take (from their
 // headers alone), which samples draw the device (from (seed, epoch, index) alone), how a slot's
-// places are laid out, and the options a pipeline refuses. The decoding itself is tested on the
-// GPU (tests/cuda/test_gpu_jpeg_decode.cu).
+// places are laid out, the options a pipeline refuses, and what the offload stage times. The
+// decoding itself is tested on the GPU (tests/cuda/test_gpu_jpeg_decode.cu).
 
 #include <conveyor/conveyor.hpp>
 
@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace conveyor;
 
@@ -267,4 +268,50 @@ TEST_CASE("a sample sent to the device decoder gives its arena reserve back to t
   first.commit();
   CHECK(last.allocate_reserve() == 800);
   last.commit();
+}
+
+// auto's model divides the "offload" stage's time by the samples it staged: a sample that drew the
+// device but is refused (a progressive file, an unreadable one) must add no time there, and a
+// staged one's header read is the offload's alone, not also the "decode" stage's.
+TEST_CASE("the offload stage times only the samples it stages", "[offload][stats]") {
+  const ImageAugment aug = ImageAugment::train(32);
+  auto ws = aug.make_workspace();
+  const JpegOffloadLayout L{1, 1 << 20, 3 * 1024 * 768};
+  std::vector<std::byte> arena(64 * 1024), host(L.host_bytes());
+  ArenaAllocator allocator;
+  const auto stage = [&](std::span<const std::byte> file, StageClock& clock) {
+    allocator.reset(arena.size(), 1, aug.sample_spec().bytes());
+    ArenaClaim claim(allocator, 0);
+    DeviceJpegPlace place{true, reinterpret_cast<JpegJob*>(host.data()), host.data() + L.file_offset(0),
+                          L.max_file_bytes, 0, L.max_window_bytes};
+    *place.job = JpegJob{};
+    StagingArea area{arena.data(), &claim, &place};
+    (void)aug.stage({1, 0, 0, &clock}, file, area, ws);
+    claim.commit();
+    return place.job->file_bytes != 0;  // staged for the device
+  };
+  const auto ns = [](const StageClock& c, StageId s) { return c.nanoseconds(s); };
+  {
+    StageClock clock;
+    const auto progressive = conveyor_test::random_jpeg(400, 300, 5, {.progressive = true});
+    for (int i = 0; i < 20; ++i) CHECK_FALSE(stage(progressive, clock));  // the CPU decodes them
+    CHECK(clock.count(ImageAugment::offload_stage) == 0);
+    CHECK(ns(clock, ImageAugment::offload_stage) == 0);
+    CHECK(clock.count(ImageAugment::decode_stage) == 20);
+  }
+  {
+    StageClock clock;
+    const std::vector<std::byte> junk(2000, std::byte{0x5a});
+    CHECK_THROWS_AS(stage(junk, clock), DecodeError);
+    CHECK(ns(clock, ImageAugment::offload_stage) == 0);
+  }
+  {
+    StageClock clock;
+    const auto baseline = conveyor_test::random_jpeg(400, 300, 6);
+    for (int i = 0; i < 20; ++i) CHECK(stage(baseline, clock));
+    CHECK(clock.count(ImageAugment::offload_stage) == 20);
+    CHECK(ns(clock, ImageAugment::offload_stage) > 0);
+    CHECK(clock.count(ImageAugment::decode_stage) == 0);
+    CHECK(ns(clock, ImageAugment::decode_stage) == 0);
+  }
 }

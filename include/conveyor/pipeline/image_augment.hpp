@@ -240,8 +240,11 @@ struct ImageAugment {
                                                                        const DeviceJpegPlace& place, StagingArea& area,
                                                                        Workspace& ws) const {
     if (image.size() > place.max_file_bytes) return std::nullopt;
-    StageTimer timer(ctx, offload_stage, false);  // counted only when staged
-    const DecodeJob job = plan_decode(ctx, image, ws, false);
+    // Header, plan and copy are the offload's time, and only a staged sample's: a refused one goes
+    // on to the CPU's stages, which time their own header read (auto's model divides the
+    // offload's time by the samples staged).
+    StageTimer timer(ctx, offload_stage, StageTimer::Counts::when_counted);
+    const DecodeJob job = plan_decode({ctx.seed, ctx.epoch, ctx.index, nullptr}, image, ws, false);
     if (ws.decoder.format() != ImageFormat::jpeg || !engine_decodable(ws.decoder.jpeg_info())) return std::nullopt;
     if (job.bytes() > place.max_window_bytes || job.plan.x.scale > max_device_scale ||
         job.plan.y.scale > max_device_scale)
@@ -285,7 +288,7 @@ struct ImageAugment {
   /// a pixel.
   [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> image, Workspace& ws,
                                       bool dct_scaling = true) const {
-    StageTimer timer(ctx, decode_stage, false);  // decode_into counts the sample
+    StageTimer timer(ctx, decode_stage, StageTimer::Counts::time);  // decode_into counts the sample
     const ImageInfo info = ws.decoder.read_header(image);
     DecodeJob job;
     job.orientation = exif_orientation ? info.orientation : 1;
