@@ -1,7 +1,8 @@
 // Routing JPEGs to a device decoder, without a device: which files the engines take (from their
 // headers alone), which samples draw the device (from (seed, epoch, index) alone), how a slot's
-// places are laid out, the options a pipeline refuses, and what the offload stage times. The
-// decoding itself is tested on the GPU (tests/cuda/test_gpu_jpeg_decode.cu).
+// places are laid out, the options a pipeline refuses, what the offload stage times, and the
+// staging through a device whose "engines" are libjpeg-turbo (support/host_device.hpp). The
+// engines themselves are tested on the GPU (tests/cuda/test_gpu_jpeg_decode.cu).
 
 #include <conveyor/conveyor.hpp>
 
@@ -9,6 +10,8 @@
 
 #include "support/data.hpp"
 #include "support/datasets.hpp"
+#include "support/digest.hpp"
+#include "support/host_device.hpp"
 #include "support/images.hpp"
 
 #include <filesystem>
@@ -314,4 +317,43 @@ TEST_CASE("the offload stage times only the samples it stages", "[offload][stats
     CHECK(clock.count(ImageAugment::decode_stage) == 0);
     CHECK(ns(clock, ImageAugment::decode_stage) == 0);
   }
+}
+
+// The device decoder's staging on the host side (places, jobs, windows, plans reading them),
+// through a device whose "engines" are libjpeg-turbo: at full scale (evaluation's CenterCrop) the
+// staged windows are the CPU backend's, so the batches are too, bit for bit, whatever the share.
+TEST_CASE("JPEGs staged for the device decoder give the CPU backend's batches", "[offload][pipeline]") {
+  const conveyor_test::HostDevice device;
+  const InMemory data = conveyor_test::jpeg_dataset(40, 17);
+  ImageAugment eval = ImageAugment::eval(48, 40);
+  eval.dtype = DType::bf16;
+  const PipelineOptions cpu{.batch_size = 6, .workers = 3, .seed = 2};
+  BatchPipeline reference(data, RandomSampler(data.size(), {.seed = 1}), eval, cpu);
+  const auto expected = conveyor_test::digests(reference, 2);
+  for (double share : {1.0, 0.5}) {
+    INFO("share " << share);
+    PipelineOptions o = cpu;
+    o.device = 0;
+    o.decode = JpegDecode::gpu;
+    o.gpu_share = share;
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 1}), eval, o);
+    CHECK(conveyor_test::digests(pipe, 2) == expected);
+    CHECK(pipe.stats().gpu_decoded > 10);
+  }
+}
+
+// A begin() refused because an epoch is being iterated changes nothing: it used to rebalance auto's
+// share from the measurements first.
+TEST_CASE("a refused begin leaves auto's share as it was", "[offload][pipeline]") {
+  const conveyor_test::HostDevice device;
+  const InMemory data = conveyor_test::jpeg_dataset(48, 23);
+  BatchPipeline pipe(data, SequentialSampler(data.size()), ImageAugment::eval(48, 40),
+                     {.batch_size = 4, .workers = 2, .device = 0, .decode = JpegDecode::adaptive});
+  for (const Batch& b : pipe) (void)b;  // an epoch measured
+  pipe.set_gpu_share(0.3);              // held for the next epoch, not rebalanced
+  auto it = pipe.begin();
+  for (int k = 0; k < 6; ++k) ++it;  // half of it measured since
+  CHECK(pipe.stats().gpu_share == 0.3);
+  CHECK_THROWS_WITH(pipe.begin(), Catch::Contains("an epoch is already being iterated"));
+  CHECK(pipe.stats().gpu_share == 0.3);
 }
