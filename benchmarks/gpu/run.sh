@@ -2,10 +2,10 @@
 # The whole GPU check, in one go, on a machine with a CUDA GPU: configure for the H200
 # (architecture 90), build, run every gpu-labelled test, the same tests under compute-sanitizer
 # (memcheck, racecheck, synccheck; all but the real-photo tests and the ones that inject CUDA
-# failures), conveyor-bench's CPU and CUDA checksums side by side, throughput against the PyTorch
-# DataLoader and the hardware ceilings, the libtorch example against the machine's PyTorch, the
-# distributed example where there are two GPUs, and print a summary table last. Logs go to $OUT
-# (or ./gpu-check-out).
+# failures; memcheck also over the arena test, whose photos are real), conveyor-bench's CPU and
+# CUDA checksums side by side, throughput against the PyTorch DataLoader and the hardware ceilings,
+# the libtorch example against the machine's PyTorch, the distributed example where there are two
+# GPUs, and print a summary table last. Logs go to $OUT (or ./gpu-check-out).
 #
 #   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats|decode|serve]  # from the repository root; default all
 #
@@ -135,6 +135,8 @@ tests=$build/tests/cuda/conveyor_cuda_tests
 for tool in memcheck racecheck synccheck; do
   step "sanitize_$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$tests" "~[data]~[injected]"
 done
+# The pinned arena under failed decodes needs real photos, which the runs above leave out.
+step sanitize_memcheck_arena compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 "$tests" "[arena]"
 
 for data in examples/data/samples "$CONVEYOR_TEST_DATA/imagefolder"; do
   name=$(basename "$data")

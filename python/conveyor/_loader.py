@@ -112,10 +112,10 @@ class Loader:
     Iterating yields `(images, labels)`: torch tensors when torch is installed (on the GPU for a
     CUDA device, ready on torch's current stream when the batch is yielded, with no host wait),
     numpy arrays for host batches without torch, or objects with `__dlpack__` otherwise (or as
-    `output` says: "torch", "numpy", "dlpack"). They view the loader's memory without a copy: a
-    batch's slot is reused only once every tensor of it is gone, and at most `prefetch` batches can
-    be alive at a time; asking for another while `prefetch` are held raises an Error saying so
-    (delete or .clone() what you keep).
+    `output` says: "torch", "numpy", "dlpack"). Images view the loader's memory without a copy: a
+    batch's slot is reused only once every image tensor of it is gone, and at most `prefetch` batches
+    can be alive at a time; asking for another while `prefetch` are held raises an Error saying so
+    (delete or .clone() what you keep). Labels are copies of their own, which hold no slot.
 
     Epochs: every new loop (`iter(loader)`, `batches()`) starts the next epoch, as a DataLoader
     reshuffles on every iteration, unless `set_epoch(e)` chose the epoch for it (also reached as

@@ -20,15 +20,14 @@ nb::object Tensor::dlpack(nb::object stream, nb::object max_version, nb::object 
     throw nb::buffer_error("conveyor batches are views of the loader's memory: copy=True is not supported");
   if (!dl_device.is_none() && nb::cast<std::tuple<int, int>>(dl_device) != dlpack_device())
     throw nb::buffer_error("conveyor cannot move a batch to another device through DLPack");
+  CUstream_st* order = nullptr;  // -1 (no ordering): the pipeline's stream, for labels' copies
   if (view().device.kind == conveyor::Device::Kind::cuda) {
     const std::int64_t s = stream.is_none() ? 1 : nb::cast<std::int64_t>(stream);
     if (s == 0) throw nb::value_error("__dlpack__: stream 0 is ambiguous for CUDA (use 1 or 2)");
-    if (s != -1) {
-      // cudaStreamLegacy and cudaStreamPerThread are the handles 1 and 2 themselves.
-      batch_.wait_async(reinterpret_cast<CUstream_st*>(static_cast<std::uintptr_t>(s)));
-    }
+    // cudaStreamLegacy and cudaStreamPerThread are the handles 1 and 2 themselves.
+    if (s != -1) order = reinterpret_cast<CUstream_st*>(static_cast<std::uintptr_t>(s));
   }
-  DLManagedTensor* managed = conveyor::to_dlpack(batch_, which_);
+  DLManagedTensor* managed = conveyor::to_dlpack(batch_, which_, order);
   PyObject* capsule = PyCapsule_New(managed, "dltensor", [](PyObject* self) {
     // Still named "dltensor": no consumer took it, so its deleter is ours to run.
     if (PyCapsule_IsValid(self, "dltensor")) {

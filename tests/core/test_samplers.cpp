@@ -36,8 +36,6 @@ TEST_CASE("RandomSampler draws a permutation fixed by seed and epoch", "[core][s
   CHECK(s.indices(1) != e0);
   CHECK(RandomSampler(1000, {.seed = 43}).indices(0) != e0);
   CHECK(e0 != iota);
-  s.set_epoch(1);
-  CHECK(s.indices() == s.indices(1));
 }
 
 TEST_CASE("RandomSampler's permutation is pinned across platforms", "[core][sampler]") {
@@ -84,10 +82,7 @@ TEST_CASE("DistributedSampler shuffles one permutation shared by all ranks", "[c
   const V r1 = DistributedSampler(7, {.num_replicas = 2, .rank = 1, .seed = 5}).indices(2);
   CHECK(r0 == V{p[0], p[2], p[4], p[6]});
   CHECK(r1 == V{p[1], p[3], p[5], p[0]});
-  DistributedSampler s(7, {.num_replicas = 2, .rank = 1, .seed = 5});
-  s.set_epoch(2);
-  CHECK(s.indices() == r1);
-  CHECK(s.indices(3) != r1);
+  CHECK(DistributedSampler(7, {.num_replicas = 2, .rank = 1, .seed = 5}).indices(3) != r1);
 }
 
 TEST_CASE("DistributedSampler ranks cover the dataset exactly once without padding", "[core][sampler][distributed]") {

@@ -5,6 +5,7 @@
 
 #include "support/data.hpp"
 #include "support/datasets.hpp"
+#include "support/host_device.hpp"
 
 #include <cstring>
 #include <vector>
@@ -50,6 +51,34 @@ TEST_CASE("a DLPack tensor describes the batch and holds it past the loop's adva
   std::size_t n = 0;
   for (const Batch& b : pipe) n += b.size();
   CHECK(n == data.size());
+}
+
+// An evaluation loop keeps every batch's labels (`targets.append(labels)`): their tensors are
+// copies that hold no slot, so the loop goes through every batch, where it used to stall at batch
+// prefetch + 1 with every slot held by labels. On the CPU backend and through a device backend's
+// copy (in host memory here).
+TEST_CASE("labels kept from every batch hold no slot and keep their values", "[pipeline][dlpack]") {
+  const conveyor_test::HostDevice host_device;
+  const conveyor_test::IndexDataset data(14);
+  const RawTensor raw{SampleSpec{DType::u8, 1, {8, 0, 0}}};
+  for (int device : {cpu_device, 0}) {
+    INFO("device " << device);
+    BatchPipeline pipe(data, SequentialSampler(14), raw, {.batch_size = 2, .workers = 2, .prefetch = 2, .device = device});
+    std::vector<DLManagedTensor*> targets;
+    for (const Batch& b : pipe) {
+      targets.push_back(to_dlpack(b, BatchTensor::labels));
+      REQUIRE(pipe.slots_held() == 1);  // the loop's batch; none for the labels kept so far
+    }
+    REQUIRE(targets.size() == 7);
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      const DLTensor& t = targets[k]->dl_tensor;
+      CHECK(t.dtype.code == kDLInt);
+      CHECK(t.device.device_type == (device == cpu_device ? kDLCPU : kDLCUDA));
+      REQUIRE(t.shape[0] == 2);
+      for (std::size_t j = 0; j < 2; ++j) CHECK(static_cast<const std::int64_t*>(t.data)[j] == data.label(2 * k + j));
+      targets[k]->deleter(targets[k]);
+    }
+  }
 }
 
 #else

@@ -1,7 +1,8 @@
 // Routing JPEGs to a device decoder, without a device: which files the engines take (from their
 // headers alone), which samples draw the device (from (seed, epoch, index) alone), how a slot's
-// places are laid out, and the options a pipeline refuses. The decoding itself is tested on the
-// GPU (tests/cuda/test_gpu_jpeg_decode.cu).
+// places are laid out, the options a pipeline refuses, what the offload stage times, and the
+// staging through a device whose "engines" are libjpeg-turbo (support/host_device.hpp). The
+// engines themselves are tested on the GPU (tests/cuda/test_gpu_jpeg_decode.cu).
 
 #include <conveyor/conveyor.hpp>
 
@@ -9,12 +10,15 @@
 
 #include "support/data.hpp"
 #include "support/datasets.hpp"
+#include "support/digest.hpp"
+#include "support/host_device.hpp"
 #include "support/images.hpp"
 
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace conveyor;
 
@@ -255,12 +259,101 @@ TEST_CASE("the adaptive step takes its rates from the stats of the epochs since 
 TEST_CASE("a sample sent to the device decoder gives its arena reserve back to the others", "[offload]") {
   ArenaAllocator a;
   a.reset(1000, 3, 160);  // three samples, each guaranteed 160 bytes
+  ArenaClaim first(a, 0), offloaded(a, 1), last(a, 2);
   // 1000 - 2 x 160 = 680 may go to the first while the other two keep their reserves.
-  REQUIRE_FALSE(a.try_allocate(700));
-  a.forgo();  // one of the three is decoded on the device
+  REQUIRE_FALSE(first.try_allocate(700));
+  offloaded.forgo();  // one of the three is decoded on the device
+  offloaded.commit();
   // Now only one other sample needs its reserve: 840 fit.
-  const auto at = a.try_allocate(800);
+  const auto at = first.try_allocate(800);
   REQUIRE(at);
   CHECK(*at == 0);
-  CHECK(a.allocate_reserve() == 800);
+  first.commit();
+  CHECK(last.allocate_reserve() == 800);
+  last.commit();
+}
+
+// auto's model divides the "offload" stage's time by the samples it staged: a sample that drew the
+// device but is refused (a progressive file, an unreadable one) must add no time there, and a
+// staged one's header read is the offload's alone, not also the "decode" stage's.
+TEST_CASE("the offload stage times only the samples it stages", "[offload][stats]") {
+  const ImageAugment aug = ImageAugment::train(32);
+  auto ws = aug.make_workspace();
+  const JpegOffloadLayout L{1, 1 << 20, 3 * 1024 * 768};
+  std::vector<std::byte> arena(64 * 1024), host(L.host_bytes());
+  ArenaAllocator allocator;
+  const auto stage = [&](std::span<const std::byte> file, StageClock& clock) {
+    allocator.reset(arena.size(), 1, aug.sample_spec().bytes());
+    ArenaClaim claim(allocator, 0);
+    DeviceJpegPlace place{true, reinterpret_cast<JpegJob*>(host.data()), host.data() + L.file_offset(0),
+                          L.max_file_bytes, 0, L.max_window_bytes};
+    *place.job = JpegJob{};
+    StagingArea area{arena.data(), &claim, &place};
+    (void)aug.stage({1, 0, 0, &clock}, file, area, ws);
+    claim.commit();
+    return place.job->file_bytes != 0;  // staged for the device
+  };
+  const auto ns = [](const StageClock& c, StageId s) { return c.nanoseconds(s); };
+  {
+    StageClock clock;
+    const auto progressive = conveyor_test::random_jpeg(400, 300, 5, {.progressive = true});
+    for (int i = 0; i < 20; ++i) CHECK_FALSE(stage(progressive, clock));  // the CPU decodes them
+    CHECK(clock.count(ImageAugment::offload_stage) == 0);
+    CHECK(ns(clock, ImageAugment::offload_stage) == 0);
+    CHECK(clock.count(ImageAugment::decode_stage) == 20);
+  }
+  {
+    StageClock clock;
+    const std::vector<std::byte> junk(2000, std::byte{0x5a});
+    CHECK_THROWS_AS(stage(junk, clock), DecodeError);
+    CHECK(ns(clock, ImageAugment::offload_stage) == 0);
+  }
+  {
+    StageClock clock;
+    const auto baseline = conveyor_test::random_jpeg(400, 300, 6);
+    for (int i = 0; i < 20; ++i) CHECK(stage(baseline, clock));
+    CHECK(clock.count(ImageAugment::offload_stage) == 20);
+    CHECK(ns(clock, ImageAugment::offload_stage) > 0);
+    CHECK(clock.count(ImageAugment::decode_stage) == 0);
+    CHECK(ns(clock, ImageAugment::decode_stage) == 0);
+  }
+}
+
+// The device decoder's staging on the host side (places, jobs, windows, plans reading them),
+// through a device whose "engines" are libjpeg-turbo: at full scale (evaluation's CenterCrop) the
+// staged windows are the CPU backend's, so the batches are too, bit for bit, whatever the share.
+TEST_CASE("JPEGs staged for the device decoder give the CPU backend's batches", "[offload][pipeline]") {
+  const conveyor_test::HostDevice device;
+  const InMemory data = conveyor_test::jpeg_dataset(40, 17);
+  ImageAugment eval = ImageAugment::eval(48, 40);
+  eval.dtype = DType::bf16;
+  const PipelineOptions cpu{.batch_size = 6, .workers = 3, .seed = 2};
+  BatchPipeline reference(data, RandomSampler(data.size(), {.seed = 1}), eval, cpu);
+  const auto expected = conveyor_test::digests(reference, 2);
+  for (double share : {1.0, 0.5}) {
+    INFO("share " << share);
+    PipelineOptions o = cpu;
+    o.device = 0;
+    o.decode = JpegDecode::gpu;
+    o.gpu_share = share;
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 1}), eval, o);
+    CHECK(conveyor_test::digests(pipe, 2) == expected);
+    CHECK(pipe.stats().gpu_decoded > 10);
+  }
+}
+
+// A begin() refused because an epoch is being iterated changes nothing: it used to rebalance auto's
+// share from the measurements first.
+TEST_CASE("a refused begin leaves auto's share as it was", "[offload][pipeline]") {
+  const conveyor_test::HostDevice device;
+  const InMemory data = conveyor_test::jpeg_dataset(48, 23);
+  BatchPipeline pipe(data, SequentialSampler(data.size()), ImageAugment::eval(48, 40),
+                     {.batch_size = 4, .workers = 2, .device = 0, .decode = JpegDecode::adaptive});
+  for (const Batch& b : pipe) (void)b;  // an epoch measured
+  pipe.set_gpu_share(0.3);              // held for the next epoch, not rebalanced
+  auto it = pipe.begin();
+  for (int k = 0; k < 6; ++k) ++it;  // half of it measured since
+  CHECK(pipe.stats().gpu_share == 0.3);
+  CHECK_THROWS_WITH(pipe.begin(), Catch::Contains("an epoch is already being iterated"));
+  CHECK(pipe.stats().gpu_share == 0.3);
 }

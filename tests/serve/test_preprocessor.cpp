@@ -16,6 +16,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <sstream>
 #include <span>
 #include <string>
 #include <thread>
@@ -249,4 +251,39 @@ TEST_CASE("promtool accepts a preprocessor's metrics", "[serve][prometheus]") {
   INFO(verdict->said);
   CHECK(verdict->status == 0);
   CHECK(verdict->said.empty());
+}
+
+// The lanes' work is written by the pipeline's own writer: every family the two expositions share
+// has the same HELP text, and the service reports all of a pipeline's work families.
+TEST_CASE("a preprocessor's metrics describe the lanes' work as a pipeline's do", "[serve][prometheus]") {
+  const std::vector<Bytes> images = jpegs(4, 7);
+  Preprocessor pre(small_eval(), {.max_images = 4, .lanes = 2, .pipeline = {.workers = 1}});
+  (void)pre(spans(images, 0, 4));
+  const std::string service = prometheus_text(pre.stats());
+  const std::string pipeline = prometheus_text(PipelineStats{});
+  const auto help = [](const std::string& text) {
+    std::map<std::string, std::string> out;  // family -> its HELP text
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("# HELP ", 0) == 0) {
+        const std::size_t space = line.find(' ', 7);
+        out[line.substr(7, space - 7)] = line.substr(space + 1);
+      }
+    return out;
+  };
+  const auto ours = help(service), theirs = help(pipeline);
+  int shared = 0;
+  for (const auto& [family, text] : ours)
+    if (theirs.count(family)) {
+      INFO(family);
+      CHECK(text == theirs.at(family));
+      ++shared;
+    }
+  for (const char* family : {"conveyor_workers", "conveyor_stage_seconds_total", "conveyor_stage_samples_total",
+                             "conveyor_uploaded_bytes_total", "conveyor_gpu_decode_fallbacks_total",
+                             "conveyor_gpu_decode_calls_total"}) {
+    INFO(family);
+    CHECK(ours.count(family) == 1);
+  }
+  CHECK(shared == 14);
 }

@@ -62,24 +62,31 @@ struct SampleContext {
   StageClock* clock = nullptr;  ///< may be null
 };
 
-/// Adds the time from construction to destruction to one stage of a context's clock, and counts
-/// one sample unless told that another part of the same stage counts it.
+/// Adds the time from construction to destruction to one stage of a context's clock, and what it
+/// counts as a sample there.
 class StageTimer {
  public:
-  StageTimer(const SampleContext& ctx, StageId stage, bool counts_sample = true) noexcept
-      : clock_(ctx.clock), stage_(stage), samples_(counts_sample ? 1 : 0), start_(std::chrono::steady_clock::now()) {}
+  /// `sample`: the time and one sample; `time`: the time alone (another part of the same stage
+  /// counts the sample); `when_counted`: both, but only once `count_sample()` is called (a stage
+  /// timed from its start whose work may turn out not to be its own).
+  enum class Counts : std::uint8_t { sample, time, when_counted };
+
+  StageTimer(const SampleContext& ctx, StageId stage, Counts counts = Counts::sample) noexcept
+      : clock_(ctx.clock), stage_(stage), counts_(counts), start_(std::chrono::steady_clock::now()) {}
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
   ~StageTimer() {
-    if (clock_) clock_->add(stage_, std::chrono::steady_clock::now() - start_, samples_);
+    if (clock_ && (counts_ != Counts::when_counted || counted_))
+      clock_->add(stage_, std::chrono::steady_clock::now() - start_, counts_ == Counts::time ? 0 : 1);
   }
-  /// Counts the sample after all (a stage timed from its start, counted only where it ends well).
-  void count_sample() noexcept { samples_ = 1; }
+  /// With `Counts::when_counted`: the work was this stage's after all.
+  void count_sample() noexcept { counted_ = true; }
 
  private:
   StageClock* clock_;
   StageId stage_;
-  int samples_;
+  Counts counts_;
+  bool counted_ = false;
   std::chrono::steady_clock::time_point start_;
 };
 

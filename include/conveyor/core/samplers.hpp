@@ -2,6 +2,8 @@
 /// @file
 /// Samplers: the order in which an epoch visits dataset indices. A sampler is a pure function of
 /// the epoch; `indices(epoch)` returns the same list on every platform and standard library.
+/// Samplers keep no epoch: the pipeline passes its own (`BatchPipeline::set_epoch`), so there is
+/// no `sampler.set_epoch` to call and be ignored, as code ported from torch would.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
@@ -34,21 +36,10 @@ inline std::vector<std::uint64_t> permutation(std::uint64_t n, std::uint64_t see
   return p;
 }
 
-/// Keeps `set_epoch()`/`epoch()`/`indices()` for code written against torch's samplers.
-class EpochState {
- public:
-  /// Selects the epoch that `indices()` without an argument returns.
-  void set_epoch(std::uint64_t epoch) noexcept { epoch_ = epoch; }
-  [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
-
- private:
-  std::uint64_t epoch_ = 0;
-};
-
 }  // namespace detail
 
 /// Visits 0, 1, ..., size-1 every epoch.
-class SequentialSampler : public detail::EpochState {
+class SequentialSampler {
  public:
   explicit SequentialSampler(std::uint64_t size) : size_(size) {}
   /// Indices per epoch.
@@ -59,7 +50,6 @@ class SequentialSampler : public detail::EpochState {
     std::iota(v.begin(), v.end(), std::uint64_t{0});
     return v;
   }
-  [[nodiscard]] std::vector<std::uint64_t> indices() const { return indices(epoch()); }
 
  private:
   std::uint64_t size_;
@@ -71,7 +61,7 @@ struct RandomSamplerOptions {
 };
 
 /// A fresh permutation of [0, size) every epoch, fixed by (seed, epoch) alone.
-class RandomSampler : public detail::EpochState {
+class RandomSampler {
  public:
   explicit RandomSampler(std::uint64_t size, RandomSamplerOptions options = {}) : size_(size), seed_(options.seed) {}
   [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
@@ -80,7 +70,6 @@ class RandomSampler : public detail::EpochState {
   [[nodiscard]] std::vector<std::uint64_t> indices(std::uint64_t epoch) const {
     return detail::permutation(size_, seed_, epoch);
   }
-  [[nodiscard]] std::vector<std::uint64_t> indices() const { return indices(epoch()); }
 
  private:
   std::uint64_t size_;
@@ -155,7 +144,7 @@ struct DistributedSamplerOptions {
 /// epoch's order (a permutation fixed by (seed, epoch) when shuffling, else 0..n-1) is padded by
 /// wrapping around to a multiple of the world size, or truncated with `drop_last`; rank r takes
 /// positions r, r + world, r + 2 world, ... Every rank gets the same number of indices.
-class DistributedSampler : public detail::EpochState {
+class DistributedSampler {
  public:
   /// @throws ConfigError when the world size is 0, the rank is out of range, or nothing is left.
   DistributedSampler(std::uint64_t dataset_size, DistributedSamplerOptions options) : n_(dataset_size), o_(options) {
@@ -208,7 +197,6 @@ class DistributedSampler : public detail::EpochState {
     for (std::uint64_t p = o_.rank; p < total; p += o_.num_replicas) mine.push_back(order[p % n_]);
     return mine;
   }
-  [[nodiscard]] std::vector<std::uint64_t> indices() const { return indices(epoch()); }
 
  private:
   std::uint64_t n_;

@@ -34,7 +34,7 @@ struct ShardShuffleOptions {
   bool drop_last = false;
 };
 
-class ShardShuffleSampler : public detail::EpochState {
+class ShardShuffleSampler {
  public:
   /// Shards of `shard_sizes[s]` samples each, numbered shard by shard (as `TarShards` and
   /// `TFRecordDataset` number them: their `shard_sizes()`).
@@ -78,7 +78,6 @@ class ShardShuffleSampler : public detail::EpochState {
     for (std::uint64_t p = o_.rank * per_rank_; p < (o_.rank + 1) * per_rank_; ++p) mine.push_back(order[p % n_]);
     return mine;
   }
-  [[nodiscard]] std::vector<std::uint64_t> indices() const { return indices(epoch()); }
 
  private:
   std::vector<std::uint64_t> sizes_, starts_;

@@ -11,13 +11,15 @@
 /// the augment stream, which gates the consumer, runs only the `produce` phases (the fused kernel).
 ///
 ///   worker threads   ──write pinned arena (labels, plans, regions)──────────────────────────────
-///   LOAD stream      wait ready[s], released[s] ─ H2D arena ─ steps' after_upload ─ record uploaded[s]
-///   AUGMENT stream   (greatest priority)        wait uploaded[s], released[s] ─ steps' produce ─ record ready[s]
-///   consumer stream                                          wait ready[s] ─ user's work ─ record released[s]
-///   (the pipeline's stream, or the one `Batch::wait_async` last handed the batch to)
+///   LOAD stream      wait ready[s], released[s][*] ─ H2D arena ─ steps' after_upload ─ record uploaded[s]
+///   AUGMENT stream   (greatest priority)        wait uploaded[s], released[s][*] ─ steps' produce ─ record ready[s]
+///   consumer streams                                  wait ready[s] ─ user's work ─ record released[s][k]
+///   (the pipeline's stream, and each other one `Batch::wait_async` handed the batch to: up to
+///   `max_consumer_streams`, each with its own `released` event, all of which the slot's next
+///   upload and kernel wait for)
 ///   host             workers wait uploaded[s] before writing that pinned arena again
 ///
-/// The consumer's thread never waits for the GPU: it only makes its stream wait for `ready`.
+/// The consumer's thread never waits for the GPU: it only makes its streams wait for `ready`.
 
 #include <conveyor/config.hpp>
 
@@ -39,7 +41,7 @@
 #include <conveyor/device/backend.hpp>
 
 #include <algorithm>
-#include <atomic>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +49,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -79,7 +83,8 @@ class CudaBackend final : public DeviceBackend {
   ~CudaBackend() override {
     try {
       DeviceGuard guard(c_.device);
-      for (auto& s : slots_) (void)cudaEventSynchronize(s->released.get());
+      for (auto& s : slots_)
+        for (std::size_t k = 0; k < s->released_count; ++k) (void)cudaEventSynchronize(s->released[k].get());
       (void)cudaStreamSynchronize(load_->get());
       (void)cudaStreamSynchronize(augment_->get());
     } catch (...) {  // destructors do not throw; the memory is released regardless
@@ -105,10 +110,11 @@ class CudaBackend final : public DeviceBackend {
     collect_timing(s);
     const StreamRef load = *load_, augment = *augment_;
     StepContext step{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), load.get()};
+    const std::size_t released = s.consumed();
     {
       detail::NvtxRange range("h2d");
-      load.wait(s.ready);     // the last kernel has read this device arena
-      load.wait(s.released);  // and the consumer is done with its labels
+      load.wait(s.ready);  // the last kernel has read this device arena
+      for (std::size_t k = 0; k < released; ++k) load.wait(s.released[k]);  // and every consumer its labels
       s.h2d_start.record(load);
       CONVEYOR_CUDA_TRY(cudaMemcpyAsync(s.arena.data(), s.pinned.data(), bytes, cudaMemcpyHostToDevice, load.get()));
       s.h2d_end.record(load);
@@ -124,7 +130,7 @@ class CudaBackend final : public DeviceBackend {
     {
       detail::NvtxRange range("kernel");
       augment.wait(s.uploaded);
-      augment.wait(s.released);  // the consumer is done with the output this overwrites
+      for (std::size_t k = 0; k < released; ++k) augment.wait(s.released[k]);  // and with the output it overwrites
       s.kernel_start.record(augment);
       step.stream = augment.get();
       for (const auto& st : steps_) st->produce(step);
@@ -137,21 +143,50 @@ class CudaBackend final : public DeviceBackend {
     stats_.submit_seconds += seconds_since(t0);
   }
 
+  /// Streams one batch may be handed to: each has its own `released` event, made with the slot.
+  static constexpr std::size_t max_consumer_streams = 8;
+
   void hand_out(std::size_t slot, CUstream_st* stream) override {
     DeviceGuard guard(c_.device);  // the legacy default stream is the current device's
     const cudaStream_t s = stream ? stream : consumer_;
-    CONVEYOR_CUDA_TRY(cudaStreamWaitEvent(s, slots_[slot]->ready.get(), 0));
-    slots_[slot]->consumer.store(s, std::memory_order_release);
+    Slot& sl = *slots_[slot];
+    std::lock_guard lock(sl.consumers_mutex);
+    const auto end = sl.consumers.begin() + static_cast<std::ptrdiff_t>(sl.consumer_count);
+    if (std::find(sl.consumers.begin(), end, s) != end) return;  // it waits already
+    if (sl.consumer_count == max_consumer_streams)
+      throw Error("BatchPipeline: a batch was handed to more than " + std::to_string(max_consumer_streams) +
+                  " CUDA streams (wait_async or DLPack exports); read it on fewer");
+    CONVEYOR_CUDA_TRY(cudaStreamWaitEvent(s, sl.ready.get(), 0));
+    sl.consumers[sl.consumer_count++] = s;
   }
 
   void release(std::size_t slot) noexcept override {
     try {
       DeviceGuard guard(c_.device);
       Slot& s = *slots_[slot];
-      CONVEYOR_CUDA_TRY(cudaEventRecord(s.released.get(), s.consumer.load(std::memory_order_acquire)));
+      std::lock_guard lock(s.consumers_mutex);
+      for (std::size_t k = 0; k < s.consumer_count; ++k)
+        CONVEYOR_CUDA_TRY(cudaEventRecord(s.released[k].get(), s.consumers[k]));
+      s.released_count = std::exchange(s.consumer_count, 0);
     } catch (...) {
       keep_failure();
     }
+  }
+
+  StreamOrderedMemory copy_labels(std::size_t slot, std::size_t count, CUstream_st* stream) override {
+    DeviceGuard guard(c_.device);
+    const cudaStream_t s = stream ? stream : consumer_;
+    hand_out(slot, s);
+    const std::size_t bytes = count * sizeof(std::int64_t);
+    void* copy = nullptr;
+    CONVEYOR_CUDA_TRY(cudaMallocAsync(&copy, bytes, s));
+    try {
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(copy, labels(slot), bytes, cudaMemcpyDeviceToDevice, s));
+    } catch (...) {
+      if (cudaFreeAsync(copy, s) != cudaSuccess) (void)cudaGetLastError();
+      throw;
+    }
+    return {copy, s, c_.device, &free_in_order};
   }
 
   std::exception_ptr failure() const noexcept override {
@@ -183,14 +218,33 @@ class CudaBackend final : public DeviceBackend {
     explicit Slot(const DeviceBackendConfig& c)
         : pinned(c.layout.total + c.layout.host_only), arena(c.layout.total + c.layout.device_only),
           output(c.batch_size * c.sample_bytes) {}
+    /// The `released` events the slot's last release recorded.
+    std::size_t consumed() {
+      std::lock_guard lock(consumers_mutex);
+      return released_count;
+    }
     PinnedBuffer pinned;
     DeviceBuffer arena;
     DeviceBuffer output;
-    Event uploaded, ready, released;
-    std::atomic<cudaStream_t> consumer{cudaStreamLegacy};  // the stream last handed the batch: released is recorded there
+    Event uploaded, ready;
+    std::array<Event, max_consumer_streams> released;  // one per stream the batch was handed to
+    std::mutex consumers_mutex;  // hand_out and release, from the consumer's threads
+    std::array<cudaStream_t, max_consumer_streams> consumers{};  // the streams the batch is handed to
+    std::size_t consumer_count = 0;
+    std::size_t released_count = 0;  // released[0, released_count) were recorded at the last release
     TimedEvent h2d_start, h2d_end, kernel_start, kernel_end;
     bool timing_pending = false;  // a copy and kernel not yet timed; guarded by submit_mutex_
   };
+
+  /// Frees what `copy_labels` made, after the work queued on its stream so far (on its device: the
+  /// legacy default stream's handle means the current device's).
+  static void free_in_order(void* data, CUstream_st* stream, int device) noexcept {
+    try {
+      DeviceGuard guard(device);
+      if (cudaFreeAsync(data, stream) != cudaSuccess) (void)cudaGetLastError();  // no later call is blamed
+    } catch (...) {  // a deleter does not throw; a failed device has nothing left to free
+    }
+  }
 
   /// Keeps the exception being handled, if it is the first, for failure().
   void keep_failure() noexcept {

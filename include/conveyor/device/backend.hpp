@@ -34,6 +34,16 @@ struct DeviceBackendConfig {
 };
 
 
+/// Device memory a backend made for a copy of a batch's tensor apart from its slot (labels kept
+/// past their batch): made and filled in order on `stream`, and freed in order on it by `free`,
+/// which needs no backend, so the copy may outlive the pipeline. `stream` must outlive it.
+struct StreamOrderedMemory {
+  void* data = nullptr;
+  CUstream_st* stream = nullptr;
+  int device = 0;
+  void (*free)(void* data, CUstream_st* stream, int device) noexcept = nullptr;
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -45,11 +55,16 @@ class DeviceBackend {
   /// Uploads `bytes` of `slot`'s arena and runs the steps over its `count` samples (stager thread).
   virtual void submit(std::size_t slot, std::size_t count, std::size_t bytes) = 0;
   /// Orders `stream` (nullptr: the pipeline's consumer stream) after `slot`'s output, with no host
-  /// wait, and makes it the stream `release` is ordered after. Thread-safe per slot.
+  /// wait, and adds it to the streams `release` is ordered after. Thread-safe per slot.
+  /// @throws Error past the backend's bound on streams per batch.
   virtual void hand_out(std::size_t slot, CUstream_st* stream) = 0;
-  /// Marks the consumer's work on `slot` done, after what was queued by now on the stream it was
-  /// last handed to: later uploads and kernels into it wait for it.
+  /// Marks the consumer's work on `slot` done, after what was queued by now on every stream it was
+  /// handed to: later uploads and kernels into it wait for all of it.
   virtual void release(std::size_t slot) noexcept = 0;
+  /// `slot`'s first `count` labels copied into device memory of their own, in order on `stream`
+  /// (nullptr: the pipeline's consumer stream), which is handed the batch first (`hand_out`, so the
+  /// slot's release waits for the copy), with no host wait.
+  virtual StreamOrderedMemory copy_labels(std::size_t slot, std::size_t count, CUstream_st* stream) = 0;
   /// A failure `wait_uploaded` or `release` could not throw, if any.
   virtual std::exception_ptr failure() const noexcept = 0;
   virtual void* output(std::size_t slot) = 0;

@@ -4,11 +4,14 @@
 /// device, so the pipeline that writes them and the backend that reads them name each section
 /// by type instead of by offset.
 ///
-///   [labels: batch x int64][plans: batch x ops::SamplePlan][data: decoded windows or samples]
+///   [labels: batch x int64][plans: batch x ops::SamplePlan][data: decoded windows or samples][guard]
 ///
 /// and, after those, sections only one side has: `host_only` bytes of the pinned arena (never
 /// uploaded) and `device_only` bytes of the device arena (written on the device), for device steps
-/// (a GPU decode's files and windows, device/jpeg_offload.hpp).
+/// (a GPU decode's files and windows, device/jpeg_offload.hpp). The guard is a pattern nothing
+/// writes: the pipeline fills it once and checks it before each upload, so a sample written past
+/// the data section fails the pipeline instead of passing unseen (pinned memory is outside what
+/// the sanitizers watch).
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/plan.hpp>
@@ -21,6 +24,7 @@ inline namespace v0 {
 
 struct SlotLayout {
   static constexpr std::size_t data_alignment = 256;
+  static constexpr std::size_t guard_bytes = 64;
 
   std::size_t batch = 0;
   std::size_t plans_offset = 0;
@@ -39,12 +43,14 @@ struct SlotLayout {
     l.plans_offset = batch * sizeof(std::int64_t);
     l.data_offset = (l.plans_offset + batch * sizeof(ops::SamplePlan) + data_alignment - 1) / data_alignment *
                     data_alignment;
-    l.total = l.data_offset + data_bytes;
+    l.total = l.data_offset + data_bytes + guard_bytes;
     return l;
   }
 
   /// Bytes of the data section.
-  [[nodiscard]] constexpr std::size_t data_bytes() const noexcept { return total - data_offset; }
+  [[nodiscard]] constexpr std::size_t data_bytes() const noexcept { return total - guard_bytes - data_offset; }
+  /// From the start of the data section to the one-sided section's.
+  [[nodiscard]] constexpr std::size_t data_to_one_sided() const noexcept { return total - data_offset; }
   /// Bytes to upload for a batch whose samples use `data_used` bytes of the data section.
   [[nodiscard]] constexpr std::size_t upload_bytes(std::size_t data_used) const noexcept {
     return data_offset + data_used;
@@ -61,9 +67,24 @@ struct SlotLayout {
   [[nodiscard]] std::byte* data(std::byte* base) const noexcept { return base + data_offset; }
   [[nodiscard]] const std::byte* data(const std::byte* base) const noexcept { return base + data_offset; }
   /// The one-sided section after the mirrored ones (host_only on the pinned arena, device_only on
-  /// the device's), `data_bytes()` past the start of the data section.
+  /// the device's), `data_to_one_sided()` past the start of the data section.
   [[nodiscard]] std::byte* one_sided(std::byte* base) const noexcept { return base + total; }
   [[nodiscard]] const std::byte* one_sided(const std::byte* base) const noexcept { return base + total; }
+
+  /// Fills the guard after the data section of the pinned arena at `base`.
+  void write_guard(std::byte* base) const noexcept {
+    for (std::size_t i = 0; i < guard_bytes; ++i) base[total - guard_bytes + i] = guard_byte(i);
+  }
+  /// Whether the guard is as `write_guard` left it.
+  [[nodiscard]] bool guard_intact(const std::byte* base) const noexcept {
+    for (std::size_t i = 0; i < guard_bytes; ++i)
+      if (base[total - guard_bytes + i] != guard_byte(i)) return false;
+    return true;
+  }
+
+ private:
+  // Varies from byte to byte, so no fill of one value (a zeroed or memset region) matches it.
+  static constexpr std::byte guard_byte(std::size_t i) noexcept { return std::byte((0xA5 ^ (i * 29)) & 0xFF); }
 };
 
 }  // namespace v0

@@ -64,8 +64,9 @@ struct DeviceWork {
 
 /// A transform that stages its samples for a device itself: `stage` writes what its steps read
 /// into `area` (a decoded window, say) and returns the sample's plan; `device_work()` says which
-/// steps and how much room (`DeviceWork::Placement::staged`). Workers call `stage` concurrently,
-/// each with its own workspace, as they call `apply`.
+/// steps and how much room (`DeviceWork::Placement::staged`). Its room comes from `area.claim`
+/// (a later request replaces an earlier one; if `stage` throws, the room goes back). Workers call
+/// `stage` concurrently, each with its own workspace, as they call `apply`.
 template <class T>
 concept DeviceTransform = Transform<T> &&
     requires(const T& t, const SampleContext& ctx, std::span<const std::byte> in, StagingArea& area,

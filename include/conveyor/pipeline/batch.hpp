@@ -5,6 +5,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
+#include <conveyor/device/backend.hpp>
 #include <conveyor/pipeline/detail/ring.hpp>
 #include <conveyor/pipeline/options.hpp>
 
@@ -14,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <utility>
+#include <vector>
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*; no CUDA header needed here
 
@@ -21,6 +23,36 @@ namespace conveyor {
 inline namespace v0 {
 
 class Batch;
+
+/// A batch's labels in memory of their own, which holds no slot: for labels kept past their batch
+/// (an evaluation loop's targets). Host memory for a host batch; for a device batch, device memory
+/// made, filled and, when the copy dies, freed in order on one stream, with no host wait (that
+/// stream must outlive the copy). Move-only; valid after the pipeline is gone.
+class LabelsCopy {
+ public:
+  LabelsCopy() = default;
+  LabelsCopy(LabelsCopy&& o) noexcept
+      : view_(std::exchange(o.view_, TensorView{})), host_(std::move(o.host_)),
+        device_(std::exchange(o.device_, StreamOrderedMemory{})) {}
+  LabelsCopy& operator=(LabelsCopy o) noexcept {
+    std::swap(view_, o.view_);
+    std::swap(host_, o.host_);
+    std::swap(device_, o.device_);
+    return *this;
+  }
+  ~LabelsCopy() {
+    if (device_.free) device_.free(device_.data, device_.stream, device_.device);
+  }
+
+  /// [N] int64, where the batch's labels are (host or device).
+  [[nodiscard]] const TensorView& view() const noexcept { return view_; }
+
+ private:
+  friend class Batch;
+  TensorView view_{};
+  std::vector<std::int64_t> host_;
+  StreamOrderedMemory device_{};
+};
 
 namespace detail {
 Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint64_t number, const SampleSpec& spec,
@@ -33,7 +65,8 @@ Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint64_t num
 /// only after the last copy is destroyed, so data stays valid as long as any copy lives, even past
 /// the loop's advance or the pipeline's destruction. Each kept batch takes one slot out of the
 /// rotation; keeping all `prefetch` of them alive while asking for the next makes the pipeline
-/// wait until one is released (from another thread), so keep fewer than `prefetch`.
+/// wait until one is released (from another thread), so keep fewer than `prefetch`. To keep only
+/// the labels, keep `copy_labels()` (or their DLPack tensor), which holds no slot.
 class Batch {
  public:
   Batch() = default;
@@ -59,6 +92,24 @@ class Batch {
   [[nodiscard]] const TensorView& images() const noexcept { return d_.images; }
   /// The labels: [N] int64, where the images are.
   [[nodiscard]] const TensorView& labels() const noexcept { return d_.labels; }
+  /// The labels copied into memory of their own, which does not hold the batch's slot, for labels
+  /// kept past the batch. A device batch's copy is made in order on `stream` (a `cudaStream_t` of
+  /// its device; nullptr: the pipeline's stream), which is handed the batch first as by
+  /// `wait_async`, with no host wait.
+  /// @throws CudaError when the copy cannot be queued.
+  [[nodiscard]] LabelsCopy copy_labels(CUstream_st* stream = nullptr) const {
+    LabelsCopy c;
+    const auto n = static_cast<std::int64_t>(d_.size);
+    if (ring_ && ring_->device) {
+      c.device_ = ring_->device->copy_labels(slot_, d_.size, stream);
+      c.view_ = TensorView::contiguous(c.device_.data, DType::i64, {n}, d_.labels.device);
+    } else {
+      const auto* labels = static_cast<const std::int64_t*>(d_.labels.data);
+      c.host_.assign(labels, labels + d_.size);
+      c.view_ = TensorView::contiguous(c.host_.data(), DType::i64, {n}, d_.labels.device);
+    }
+    return c;
+  }
   /// The dataset index of each sample, in order (host memory).
   [[nodiscard]] std::span<const std::int64_t> indices() const noexcept { return {d_.indices, d_.size}; }
   /// The epoch this batch belongs to.
@@ -70,9 +121,10 @@ class Batch {
 
   /// Makes `stream` (a `cudaStream_t` of the batch's device; nullptr: the pipeline's stream) wait
   /// for the batch on the device, with no host wait, for a consumer that reads it on another
-  /// stream than the pipeline's. The slot is then released after the work `stream` has queued when
-  /// the last copy of the batch dies. Nothing to do for a host batch.
-  /// @throws CudaError when the wait cannot be queued.
+  /// stream than the pipeline's. The slot is released after the work queued by then on every
+  /// stream the batch was handed to (the pipeline's and these, up to 8 in all), when the last copy
+  /// of the batch dies. Nothing to do for a host batch.
+  /// @throws CudaError when the wait cannot be queued; Error for a ninth stream.
   void wait_async(CUstream_st* stream) const {
     if (ring_ && ring_->device) ring_->device->hand_out(slot_, stream);
   }

@@ -130,7 +130,14 @@ class BatchPipeline {
   /// @throws Error when an iterator of this pipeline is still alive; ConfigError when the sampler
   ///         yields an index outside the dataset.
   [[nodiscard]] Iterator begin() {
-    if (o_.decode == JpegDecode::adaptive && offload_ && !std::exchange(skip_rebalance_, false)) rebalance_gpu_share();
+    // adaptive: the share for this epoch, from what the epochs since the last change measured
+    // (detail/offload.hpp); taken only once the epoch starts, so a refused begin() changes nothing.
+    std::optional<PipelineStats> measured;
+    std::optional<double> share;
+    if (o_.decode == JpegDecode::adaptive && offload_ && !skip_rebalance_) {
+      measured = stats();
+      share = detail::rebalanced_gpu_share(*measured, last_measured_, std::max(o_.workers, 1), o_.batch_size);
+    }
     std::vector<std::uint64_t> order = sampler_.indices(epoch());
     const std::uint64_t n = dataset_->size();
     for (std::uint64_t i : order)
@@ -143,6 +150,11 @@ class BatchPipeline {
       if (schedule_->live()) throw Error("BatchPipeline::begin: an epoch is already being iterated; destroy its iterator first");
       if (feeder_)
         if (const std::exception_ptr failure = feeder_->failure()) std::rethrow_exception(failure);
+      skip_rebalance_ = false;
+      if (share) {
+        gpu_share_ = *share;
+        last_measured_ = std::move(*measured);
+      }
       first = schedule_->start(std::move(order), epoch_, std::exchange(first_batch_, 0));
       batches = schedule_->batches();
       ++delivered_.epochs;
@@ -296,17 +308,7 @@ class BatchPipeline {
     const std::size_t host_only = offload_ ? offload_->host_bytes() : 0, device_only = offload_ ? offload_->device_bytes() : 0;
     layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment, host_only, device_only);
     ring_->device = factory({o_.device, o_.stream, o_.prefetch, o_.batch_size, layout_, spec_.bytes(), work.steps});
-  }
-
-  /// `JpegDecode::adaptive`: the device share for the next epoch, from what the epochs since the
-  /// last change measured (detail/offload.hpp).
-  void rebalance_gpu_share() {
-    PipelineStats now = stats();
-    const std::optional<double> share = detail::rebalanced_gpu_share(now, last_measured_, std::max(o_.workers, 1), o_.batch_size);
-    if (!share) return;
-    last_measured_ = std::move(now);
-    std::lock_guard lock(ring_->mutex);
-    gpu_share_ = *share;
+    for (std::size_t slot = 0; slot < o_.prefetch; ++slot) layout_.write_guard(ring_->device->host_arena(slot));
   }
 
   /// The names of the transform's stages, after the pipeline's read.

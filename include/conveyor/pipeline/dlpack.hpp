@@ -35,13 +35,15 @@ enum class BatchTensor : std::uint8_t { images, labels };
 
 namespace detail {
 
-/// One exported tensor: the DLPack struct, its shape and strides, and a copy of the Batch, which
-/// keeps the slot (and so the memory) from being reused until the consumer calls the deleter.
+/// One exported tensor: the DLPack struct, its shape and strides, and what owns its memory until
+/// the consumer calls the deleter: a copy of the Batch (images: the slot is not reused meanwhile)
+/// or a copy of the labels (which holds no slot).
 struct DlpackExport {
   DLManagedTensor managed{};
   std::array<std::int64_t, TensorView::max_rank> shape{};
   std::array<std::int64_t, TensorView::max_rank> strides{};
   Batch batch;
+  LabelsCopy labels;
 };
 
 [[nodiscard]] inline DLDataType dlpack_dtype(DType t) {
@@ -57,16 +59,26 @@ struct DlpackExport {
 
 }  // namespace detail
 
-/// A DLPack tensor viewing `batch`'s images or labels, without a copy. The tensor shares the
-/// batch: its slot is not refilled until the tensor's deleter runs (libtorch runs it when the
-/// last `at::Tensor` made from it dies), even after the loop has advanced. For a device batch the
-/// memory is ready in order on the pipeline's stream.
-/// @throws ConfigError for an empty batch.
-[[nodiscard]] inline DLManagedTensor* to_dlpack(const Batch& batch, BatchTensor which = BatchTensor::images) {
+/// A DLPack tensor of `batch`'s images or labels, ready in order on `stream` (a `cudaStream_t` of a
+/// device batch's device, handed the batch as by `Batch::wait_async`; nullptr: the pipeline's
+/// stream), with no host wait. Images are viewed without a copy: the tensor shares the batch, and
+/// its slot is not refilled until the tensor's deleter runs (libtorch runs it when the last
+/// `at::Tensor` made from it dies), even after the loop has advanced. Labels are copied
+/// (`Batch::copy_labels`, on `stream`): the tensor holds no slot, so labels kept for every batch
+/// (an evaluation loop's targets) never stall the pipeline.
+/// @throws ConfigError for an empty batch; CudaError when the device work cannot be queued; Error
+///         for more streams per batch than the backend records.
+[[nodiscard]] inline DLManagedTensor* to_dlpack(const Batch& batch, BatchTensor which = BatchTensor::images,
+                                                CUstream_st* stream = nullptr) {
   CONVEYOR_EXPECTS(!batch.empty(), "to_dlpack: the batch is empty");
   auto e = std::make_unique<detail::DlpackExport>();
-  e->batch = batch;
-  const TensorView& v = which == BatchTensor::images ? e->batch.images() : e->batch.labels();
+  if (which == BatchTensor::images) {
+    batch.wait_async(stream);
+    e->batch = batch;
+  } else {
+    e->labels = batch.copy_labels(stream);
+  }
+  const TensorView& v = which == BatchTensor::images ? e->batch.images() : e->labels.view();
   e->shape = v.shape;
   e->strides = v.strides;
   DLTensor& t = e->managed.dl_tensor;

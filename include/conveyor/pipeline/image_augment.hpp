@@ -189,8 +189,8 @@ struct ImageAugment {
   static constexpr double max_device_scale = 32.0;
 
   /// On a device: each sample's decoded window is staged (`stage`) for the fused kernel. A slot
-  /// gives a sample 4 bytes per output element on average (a window of up to 4/3 the output's
-  /// pixels; DCT scaling keeps most below 4), and guarantees each the finished sample's size.
+  /// gives a sample 4 bytes per output element on average (a window of 4x the output's pixels, 3
+  /// bytes each; DCT scaling keeps most below that), and guarantees each the finished sample's size.
   /// A device JPEG decoder gets windows of up to 786,432 pixels (or 4x the output's, if more):
   /// ImageNet's files whole, so a crop of any of them fits.
   [[nodiscard]] DeviceWork device_work() const {
@@ -217,14 +217,14 @@ struct ImageAugment {
                              engine_decodable(ws.decoder.jpeg_info());
     std::optional<std::size_t> at;
     if (job.plan.x.scale <= max_device_scale && job.plan.y.scale <= max_device_scale)
-      at = area.allocator->try_allocate(job.bytes());
+      at = area.claim->try_allocate(job.bytes());
     if (at) {
       decode_into(ctx, job, reinterpret_cast<std::uint8_t*>(area.data + *at), ws,
                   engine_able ? engine_able_stage : decode_stage);
       return job.finish(static_cast<std::int64_t>(*at));
     }
     ops::SamplePlan p = decode_to_workspace(ctx, job, ws);
-    const std::size_t off = area.allocator->allocate_reserve();
+    const std::size_t off = area.claim->allocate_reserve();
     resample_on_cpu(ctx, p, area.data + off, ws);
     p.precomputed = 1;
     p.src = {static_cast<std::int64_t>(off), 3, 0, 0, 0};
@@ -240,8 +240,11 @@ struct ImageAugment {
                                                                        const DeviceJpegPlace& place, StagingArea& area,
                                                                        Workspace& ws) const {
     if (image.size() > place.max_file_bytes) return std::nullopt;
-    StageTimer timer(ctx, offload_stage, false);  // counted only when staged
-    const DecodeJob job = plan_decode(ctx, image, ws, false);
+    // Header, plan and copy are the offload's time, and only a staged sample's: a refused one goes
+    // on to the CPU's stages, which time their own header read (auto's model divides the
+    // offload's time by the samples staged).
+    StageTimer timer(ctx, offload_stage, StageTimer::Counts::when_counted);
+    const DecodeJob job = plan_decode({ctx.seed, ctx.epoch, ctx.index, nullptr}, image, ws, false);
     if (ws.decoder.format() != ImageFormat::jpeg || !engine_decodable(ws.decoder.jpeg_info())) return std::nullopt;
     if (job.bytes() > place.max_window_bytes || job.plan.x.scale > max_device_scale ||
         job.plan.y.scale > max_device_scale)
@@ -249,7 +252,7 @@ struct ImageAugment {
     std::memcpy(place.file, image.data(), image.size());
     *place.job = {image.size(), job.region.x, job.region.y, job.region.width, job.region.height};
     timer.count_sample();
-    area.allocator->forgo();
+    area.claim->forgo();
     return job.finish(place.window_offset);
   }
 
@@ -285,7 +288,7 @@ struct ImageAugment {
   /// a pixel.
   [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> image, Workspace& ws,
                                       bool dct_scaling = true) const {
-    StageTimer timer(ctx, decode_stage, false);  // decode_into counts the sample
+    StageTimer timer(ctx, decode_stage, StageTimer::Counts::time);  // decode_into counts the sample
     const ImageInfo info = ws.decoder.read_header(image);
     DecodeJob job;
     job.orientation = exif_orientation ? info.orientation : 1;

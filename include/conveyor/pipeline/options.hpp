@@ -80,8 +80,12 @@ struct PipelineOptions {
   /// The consumer's CUDA stream: each batch is ready in order on it, with no host wait. It must
   /// belong to `device`. nullptr: the legacy default stream.
   CUstream_st* stream = nullptr;
-  /// Bytes of pinned (and device) arena per slot for decoded regions; 0: batch_size x 4x the
-  /// output's size. A sample that does not fit is finished on the CPU, with the same result.
+  /// Bytes of pinned (and device) arena per slot for the decoded windows a `DeviceTransform`
+  /// (ImageAugment) stages, at least batch_size x one output sample's bytes (each sample's
+  /// reserve). 0: batch_size x 4 bytes per output element, room for windows of 4x the output's
+  /// pixels at 3 bytes each: as many bytes as the output for f32, 2x for f16 and bf16, 4x for u8.
+  /// A sample that does not fit is finished on the CPU, with the same result. Other transforms'
+  /// samples are uploaded finished, each in its own size.
   std::size_t arena_bytes = 0;
   /// Where JPEGs are decoded on a device: the worker threads (`cpu`), or a share of them on the
   /// device's hardware JPEG decoder (`gpu`, `adaptive`), within a stated tolerance of the CPU's

@@ -90,6 +90,34 @@ class PrometheusWriter {
   std::string out_;
 };
 
+/// The work behind a pipeline's batches, or a `Preprocessor`'s lanes' summed (`add_counters`): its
+/// workers and their time per stage, memory, uploads, kernels and device JPEG decoding. One
+/// writer, so the two expositions name and describe these alike.
+inline void write_pipeline_work(PrometheusWriter& w, const PipelineStats& stats) {
+  w.metric("workers", "gauge", "Worker threads preparing samples.", stats.workers);
+  w.stage_seconds(stats.stages);
+  w.family("stage_samples_total", "counter", "Samples through each stage.");
+  for (const StageStats& s : stats.stages)
+    w.sample("stage_samples_total", double(s.count), "stage=\"" + prometheus_escape(s.name) + "\"");
+  w.metric("host_bytes", "gauge", "Host memory held by the slots, pinned arenas included.", double(stats.host_bytes));
+  w.metric("device_bytes", "gauge", "Device memory held by the slots and their device steps.", double(stats.device_bytes));
+  w.metric("uploaded_bytes_total", "counter", "Bytes copied host to device.", double(stats.bytes_uploaded));
+  w.metric("h2d_seconds_total", "counter", "Device seconds of the uploads, from CUDA events.", stats.h2d_seconds);
+  w.metric("kernel_seconds_total", "counter", "Device seconds of the batches' kernels, from CUDA events.",
+           stats.kernel_seconds);
+  w.metric("gpu_decoded_images_total", "counter", "JPEGs decoded by the device's JPEG engines.", double(stats.gpu_decoded));
+  w.metric("gpu_decode_fallbacks_total", "counter", "JPEGs the engines refused, decoded on the CPU.",
+           double(stats.gpu_decode_fallbacks));
+  w.metric("gpu_decode_seconds_total", "counter", "Device seconds of the JPEG engines' decodes, from CUDA events.",
+           stats.gpu_decode_seconds);
+  w.metric("submit_seconds_total", "counter", "Host seconds the stager threads spent submitting batches.",
+           stats.submit_seconds);
+  w.metric("gpu_decode_call_seconds_total", "counter", "Host seconds inside the device JPEG decoder's calls.",
+           stats.gpu_decode_call_seconds);
+  w.metric("gpu_decode_calls_total", "counter", "Batched calls of the device JPEG decoder.",
+           double(stats.gpu_decode_calls.count));
+}
+
 }  // namespace detail
 
 /// `stats` as Prometheus text, every name starting with `prefix` (default "conveyor_") and every
@@ -98,7 +126,6 @@ class PrometheusWriter {
                                                  const std::vector<std::pair<std::string, std::string>>& labels = {},
                                                  std::string_view prefix = "conveyor_") {
   detail::PrometheusWriter w(prefix, labels);
-  w.metric("workers", "gauge", "Worker threads of the pipeline.", stats.workers);
   w.metric("epochs_total", "counter", "Epochs started.", double(stats.epochs));
   w.metric("batches_total", "counter", "Batches delivered.", double(stats.batches));
   w.metric("images_total", "counter", "Samples delivered in batches.", double(stats.images));
@@ -107,27 +134,7 @@ class PrometheusWriter {
            stats.elapsed_seconds);
   w.metric("consumer_wait_seconds_total", "counter", "Seconds the consumer waited for batches not ready yet.",
            stats.consumer_wait_seconds);
-  w.stage_seconds(stats.stages);
-  w.family("stage_samples_total", "counter", "Samples through each stage.");
-  for (const StageStats& s : stats.stages)
-    w.sample("stage_samples_total", double(s.count), "stage=\"" + detail::prometheus_escape(s.name) + "\"");
-  w.metric("host_bytes", "gauge", "Host memory held by the slot ring, pinned arenas included.", double(stats.host_bytes));
-  w.metric("device_bytes", "gauge", "Device memory held by the pipeline.", double(stats.device_bytes));
-  w.metric("uploaded_bytes_total", "counter", "Bytes copied host to device.", double(stats.bytes_uploaded));
-  w.metric("h2d_seconds_total", "counter", "Device seconds of the uploads, from CUDA events.", stats.h2d_seconds);
-  w.metric("kernel_seconds_total", "counter", "Device seconds of the augmentation kernels, from CUDA events.",
-           stats.kernel_seconds);
-  w.metric("gpu_decoded_images_total", "counter", "JPEGs decoded by the device's JPEG engines.", double(stats.gpu_decoded));
-  w.metric("gpu_decode_fallbacks_total", "counter", "JPEGs the engines refused, decoded on the CPU.",
-           double(stats.gpu_decode_fallbacks));
-  w.metric("gpu_decode_seconds_total", "counter", "Device seconds of the JPEG engines' decodes, from CUDA events.",
-           stats.gpu_decode_seconds);
-  w.metric("submit_seconds_total", "counter", "Host seconds the stager thread spent submitting batches.",
-           stats.submit_seconds);
-  w.metric("gpu_decode_call_seconds_total", "counter", "Host seconds inside the device JPEG decoder's calls.",
-           stats.gpu_decode_call_seconds);
-  w.metric("gpu_decode_calls_total", "counter", "Batched calls of the device JPEG decoder.",
-           double(stats.gpu_decode_calls.count));
+  detail::write_pipeline_work(w, stats);
   w.metric("gpu_share_ratio", "gauge", "Share of the JPEGs the engines take that is sent to them.", stats.gpu_share);
   w.histogram("batch_wait_seconds", "Seconds the consumer waited for each batch (0 when it was ready).",
               stats.batch_wait);

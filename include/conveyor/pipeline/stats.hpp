@@ -9,6 +9,7 @@
 #include <conveyor/core/sample.hpp>
 #include <conveyor/device/backend.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +20,28 @@
 
 namespace conveyor {
 inline namespace v0 {
+
+namespace detail {
+
+/// `s` as a JSON string: quoted, with quotes, backslashes and control characters escaped.
+[[nodiscard]] inline std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + '"';
+}
+
+}  // namespace detail
 
 /// Totals of one stage over all workers.
 struct StageStats {
@@ -128,23 +151,27 @@ struct PipelineStats {
     out += buf;
     out += "\"stages\": {";
     for (std::size_t i = 0; i < stages.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%s\"%s\": {\"count\": %llu, \"seconds\": %.6f}", i ? ", " : "",
-                    stages[i].name.c_str(), static_cast<unsigned long long>(stages[i].count), stages[i].seconds);
+      out += (i ? ", " : "") + detail::json_string(stages[i].name);  // a transform's names, any bytes
+      std::snprintf(buf, sizeof buf, ": {\"count\": %llu, \"seconds\": %.6f}",
+                    static_cast<unsigned long long>(stages[i].count), stages[i].seconds);
       out += buf;
     }
     std::snprintf(buf, sizeof buf,
                   "}, \"skipped\": %llu, \"host_bytes\": %llu, \"device_bytes\": %llu, \"bytes_uploaded\": %llu, "
-                  "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f, \"kernel_max_seconds\": %.6f, \"decode\": \"%s\", "
-                  "\"gpu_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_decode_fallbacks\": %llu, \"gpu_decode_seconds\": %.6f, "
-                  "\"submit_seconds\": %.6f, \"gpu_decode_call_seconds\": %.6f, \"gpu_decode_calls\": %llu, "
-                  "\"gpu_decode_call_fixed_seconds\": %.9f, \"gpu_decode_call_image_seconds\": %.9f}",
+                  "\"h2d_seconds\": %.6f, \"kernel_seconds\": %.6f, \"kernel_max_seconds\": %.6f, \"decode\": ",
                   static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(host_bytes),
                   static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(bytes_uploaded),
-                  h2d_seconds, kernel_seconds, kernel_max_seconds, decode.c_str(), gpu_share,
-                  static_cast<unsigned long long>(gpu_decoded), static_cast<unsigned long long>(gpu_decode_fallbacks),
-                  gpu_decode_seconds, submit_seconds, gpu_decode_call_seconds,
-                  static_cast<unsigned long long>(gpu_decode_calls.count), gpu_decode_calls.intercept(),
-                  gpu_decode_calls.slope());
+                  h2d_seconds, kernel_seconds, kernel_max_seconds);
+    out += buf + detail::json_string(decode);
+    std::snprintf(buf, sizeof buf,
+                  ", \"gpu_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_decode_fallbacks\": %llu, "
+                  "\"gpu_decode_seconds\": %.6f, \"submit_seconds\": %.6f, \"gpu_decode_call_seconds\": %.6f, "
+                  "\"gpu_decode_calls\": %llu, \"gpu_decode_call_fixed_seconds\": %.9f, "
+                  "\"gpu_decode_call_image_seconds\": %.9f}",
+                  gpu_share, static_cast<unsigned long long>(gpu_decoded),
+                  static_cast<unsigned long long>(gpu_decode_fallbacks), gpu_decode_seconds, submit_seconds,
+                  gpu_decode_call_seconds, static_cast<unsigned long long>(gpu_decode_calls.count),
+                  gpu_decode_calls.intercept(), gpu_decode_calls.slope());
     out += buf;
     return out;
   }
@@ -160,6 +187,38 @@ struct DeliveryCounters {
   bool started = false;
   std::chrono::steady_clock::time_point first_begin{}, last_out{};
 };
+
+/// Adds `s`'s counters that add up across pipelines (a `Preprocessor`'s lanes) to `sum`: sums, the
+/// longest kernel, every device decode count and the decode calls' fit; not the rates, wall times
+/// and shares, which are each pipeline's own.
+inline void add_counters(PipelineStats& sum, const PipelineStats& s) {
+  sum.workers += s.workers;
+  sum.epochs += s.epochs;
+  sum.batches += s.batches;
+  sum.images += s.images;
+  sum.consumer_wait_seconds += s.consumer_wait_seconds;
+  if (sum.stages.empty())
+    sum.stages = s.stages;
+  else
+    for (std::size_t i = 0; i < sum.stages.size() && i < s.stages.size(); ++i) {
+      sum.stages[i].count += s.stages[i].count;
+      sum.stages[i].seconds += s.stages[i].seconds;
+    }
+  sum.skipped += s.skipped;
+  sum.host_bytes += s.host_bytes;
+  sum.device_bytes += s.device_bytes;
+  sum.bytes_uploaded += s.bytes_uploaded;
+  sum.h2d_seconds += s.h2d_seconds;
+  sum.kernel_seconds += s.kernel_seconds;
+  sum.kernel_max_seconds = std::max(sum.kernel_max_seconds, s.kernel_max_seconds);
+  sum.decode = s.decode;
+  sum.gpu_decoded += s.gpu_decoded;
+  sum.gpu_decode_fallbacks += s.gpu_decode_fallbacks;
+  sum.gpu_decode_seconds += s.gpu_decode_seconds;
+  sum.submit_seconds += s.submit_seconds;
+  sum.gpu_decode_call_seconds += s.gpu_decode_call_seconds;
+  sum.gpu_decode_calls += s.gpu_decode_calls;
+}
 
 /// A pipeline's stats: its workers' clocks, with stage 0 named "read" and the transform's stages
 /// after it, and what it delivered; `device` is null on the CPU backend.

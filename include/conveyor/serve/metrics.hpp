@@ -2,7 +2,8 @@
 /// @file
 /// A `Preprocessor`'s stats in Prometheus' text format, for a service's `/metrics`: the request
 /// outcomes as one counter labelled by outcome, the queue and lanes as gauges, request latency
-/// and queue wait as histograms, and the lanes' summed pipeline work.
+/// and queue wait as histograms, and the lanes' summed pipeline work, written as a pipeline's is
+/// (`detail::write_pipeline_work`).
 ///
 /// ```
 /// std::string body = conveyor::prometheus_text(pre.stats(), {{"service", "resnet50"}});
@@ -41,15 +42,7 @@ inline namespace v0 {
               stats.latency);
   w.histogram("request_queue_wait_seconds", "Seconds from submit to a lane, requests that got one.",
               stats.queue_wait);
-  const PipelineStats& p = stats.pipelines;
-  w.metric("workers", "gauge", "Worker threads of all lanes.", p.workers);
-  w.stage_seconds(p.stages);
-  w.metric("host_bytes", "gauge", "Host memory held by the lanes' slots, pinned arenas included.", double(p.host_bytes));
-  w.metric("device_bytes", "gauge", "Device memory held by the lanes.", double(p.device_bytes));
-  w.metric("h2d_seconds_total", "counter", "Device seconds of the uploads, from CUDA events.", p.h2d_seconds);
-  w.metric("kernel_seconds_total", "counter", "Device seconds of the preprocessing kernels, from CUDA events.",
-           p.kernel_seconds);
-  w.metric("gpu_decoded_images_total", "counter", "JPEGs decoded by the device's JPEG engines.", double(p.gpu_decoded));
+  detail::write_pipeline_work(w, stats.pipelines);  // the lanes' work, summed, as a pipeline's reads
   return w.take();
 }
 

@@ -255,7 +255,7 @@ class Preprocessor {
     }
     st.lanes = lanes_.size();
     for (const auto& l : lanes_) {
-      add(st.pipelines, l->pipe.stats());
+      detail::add_counters(st.pipelines, l->pipe.stats());
       st.slots_held += l->pipe.slots_held();
     }
     return st;
@@ -339,30 +339,6 @@ class Preprocessor {
       lane.busy = false;
     }
     free_.notify_all();
-  }
-
-  static void add(PipelineStats& sum, const PipelineStats& s) {
-    sum.workers += s.workers;
-    sum.batches += s.batches;
-    sum.images += s.images;
-    sum.consumer_wait_seconds += s.consumer_wait_seconds;
-    if (sum.stages.empty()) sum.stages = s.stages;
-    else
-      for (std::size_t i = 0; i < sum.stages.size() && i < s.stages.size(); ++i) {
-        sum.stages[i].count += s.stages[i].count;
-        sum.stages[i].seconds += s.stages[i].seconds;
-      }
-    sum.host_bytes += s.host_bytes;
-    sum.device_bytes += s.device_bytes;
-    sum.bytes_uploaded += s.bytes_uploaded;
-    sum.h2d_seconds += s.h2d_seconds;
-    sum.kernel_seconds += s.kernel_seconds;
-    sum.kernel_max_seconds = std::max(sum.kernel_max_seconds, s.kernel_max_seconds);
-    sum.gpu_decode_call_seconds += s.gpu_decode_call_seconds;
-    sum.gpu_decoded += s.gpu_decoded;
-    sum.gpu_decode_seconds += s.gpu_decode_seconds;
-    sum.submit_seconds += s.submit_seconds;
-    sum.decode = s.decode;
   }
 
   PreprocessorOptions o_;

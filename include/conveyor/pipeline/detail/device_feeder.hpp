@@ -3,7 +3,9 @@
 /// The device side of a pipeline: the stager thread submits each filled slot to the backend in
 /// batch order (upload, then the transform's device steps), and the first device failure is kept:
 /// a CUDA failure poisons the context, so the pipeline stays failed and says why. A `SampleError`
-/// from a device step (a file its decoder and the CPU's both refuse) fails only its batch.
+/// from a device step (a file its decoder and the CPU's both refuse) fails only its batch. Before
+/// each upload the slot's arena guard is checked (`SlotLayout::write_guard`): a sample written past
+/// the data section fails the pipeline.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
@@ -14,6 +16,7 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <utility>
 
 namespace conveyor {
@@ -34,6 +37,10 @@ class DeviceFeeder {
       if (stop) return;
       const auto index = static_cast<std::size_t>(schedule_.next_filled());
       Slot& s = ring_.slots[index];
+      if (!failure_ && !layout_.guard_intact(ring_.device->host_arena(index)))
+        failure_ = std::make_exception_ptr(Error(
+            "BatchPipeline: a sample was written past the data section of slot " + std::to_string(index) +
+            "'s pinned arena (" + std::to_string(layout_.data_bytes()) + " bytes): its guard changed"));
       std::exception_ptr error = s.error ? nullptr : failure_;
       if (!s.error && !failure_) {
         busy_ = true;

@@ -103,20 +103,22 @@ class SamplePrep {
         transform_.apply(ctx, w.bytes.span(),
                          std::span<std::byte>(layout_.data(arena) + t.pos * sample_bytes_, sample_bytes_), w.ws);
       } else if constexpr (DeviceTransform<T>) {
-        StagingArea area{layout_.data(arena), &slot.arena};
+        ArenaClaim claim(slot.arena, t.pos);  // given back if this attempt fails
+        StagingArea area{layout_.data(arena), &claim};
         DeviceJpegPlace place;
         if (offload_) {
           std::byte* section = layout_.one_sided(arena);
           place = {draws_device(o_.seed, epoch, index, gpu_share),
                    reinterpret_cast<JpegJob*>(section + offload_->job_offset(t.pos)), section + offload_->file_offset(t.pos),
                    offload_->max_file_bytes,
-                   static_cast<std::int64_t>(layout_.data_bytes() + offload_->window_offset(t.pos)),
+                   static_cast<std::int64_t>(layout_.data_to_one_sided() + offload_->window_offset(t.pos)),
                    offload_->max_window_bytes};
           *place.job = JpegJob{};  // the CPU's, unless the transform stages it for the device
           area.device_jpeg = &place;
         }
         layout_.plans(arena)[t.pos] = transform_.stage(ctx, w.bytes.span(), area, w.ws);
         if (offload_) place.job->index = index;
+        claim.commit();
       }
       layout_.labels(arena)[t.pos] = label;
     }

@@ -1,0 +1,205 @@
+#pragma once
+// A device backend in host memory, for running the device pipeline's host side (staging into
+// pinned arenas, the arena allocator, the guard, uploads by byte count, JPEGs staged for the device
+// decoder and JpegDecode::adaptive's shares) where there is no GPU, under the CPU sanitizers. Its
+// "device" runs the steps ImageAugment and plain transforms ask for with the CPU backend's own
+// functions (libjpeg-turbo for the JPEG engines), so its batches equal the CPU backend's bit for
+// bit wherever both decode at full scale. Every arena is a vector of exactly the size a CUDA slot
+// allocates: a write past one is a heap overflow AddressSanitizer reports.
+
+#include <conveyor/core/clock.hpp>
+#include <conveyor/core/linear_fit.hpp>
+#include <conveyor/device/backend.hpp>
+#include <conveyor/device/jpeg_offload.hpp>
+#include <conveyor/device/step.hpp>
+#include <conveyor/device/work.hpp>
+#include <conveyor/io/image_decoder.hpp>
+#include <conveyor/ops/cpu/resample.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <span>
+#include <vector>
+
+namespace conveyor_test {
+
+class HostBackend final : public conveyor::DeviceBackend {
+ public:
+  explicit HostBackend(const conveyor::DeviceBackendConfig& c) : c_(c) {
+    const conveyor::DeviceStepConfig step{c.device, c.slots, c.batch_size, c.layout, c.sample_bytes};
+    for (const conveyor::DeviceStepSpec& spec : c.steps) steps_.push_back(spec.make(step));
+    for (std::size_t i = 0; i < c.slots; ++i)
+      slots_.push_back({std::vector<std::byte>(c.layout.total + c.layout.host_only),
+                        std::vector<std::byte>(c.layout.total + c.layout.device_only),
+                        std::vector<std::byte>(c.batch_size * c.sample_bytes)});
+  }
+
+  std::byte* host_arena(std::size_t slot) override { return slots_[slot].pinned.data(); }
+  void wait_uploaded(std::size_t) noexcept override {}
+  void submit(std::size_t slot, std::size_t count, std::size_t bytes) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    Slot& s = slots_[slot];
+    std::memcpy(s.arena.data(), s.pinned.data(), bytes);
+    const conveyor::StepContext ctx{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), nullptr};
+    for (const auto& step : steps_) step->after_upload(ctx);
+    for (const auto& step : steps_) step->produce(ctx);
+    ++stats_.batches;
+    stats_.bytes_uploaded += bytes;
+    stats_.submit_seconds += conveyor::seconds_since(t0);
+  }
+  void hand_out(std::size_t, CUstream_st*) override {}
+  void release(std::size_t) noexcept override {}
+  conveyor::StreamOrderedMemory copy_labels(std::size_t slot, std::size_t count, CUstream_st* stream) override {
+    void* copy = std::malloc(count * sizeof(std::int64_t));
+    if (!copy) throw std::bad_alloc();
+    std::memcpy(copy, labels(slot), count * sizeof(std::int64_t));
+    return {copy, stream, 0, [](void* data, CUstream_st*, int) noexcept { std::free(data); }};
+  }
+  std::exception_ptr failure() const noexcept override { return nullptr; }
+  void* output(std::size_t slot) override { return slots_[slot].output.data(); }
+  std::int64_t* labels(std::size_t slot) override { return c_.layout.labels(slots_[slot].arena.data()); }
+  conveyor::DeviceStats stats() override {
+    std::lock_guard lock(mutex_);
+    conveyor::DeviceStats st = stats_;
+    for (const auto& step : steps_) step->add_stats(st);
+    return st;
+  }
+
+ private:
+  struct Slot {
+    std::vector<std::byte> pinned, arena, output;
+  };
+  conveyor::DeviceBackendConfig c_;
+  std::vector<std::unique_ptr<conveyor::DeviceStep>> steps_;
+  std::vector<Slot> slots_;
+  std::mutex mutex_;  // submit (the stager) and stats (any thread)
+  conveyor::DeviceStats stats_;
+};
+
+/// ResampleSamples with the CPU backend's resampler: each sample's window where its plan says, or
+/// its finished bytes when the plan is `precomputed`.
+class HostResample final : public conveyor::DeviceStep {
+ public:
+  HostResample(const conveyor::ResampleSamples& spec, const conveyor::DeviceStepConfig& c) : spec_(spec), c_(c) {}
+  void produce(const conveyor::StepContext& s) override {
+    const std::byte* data = c_.layout.data(s.arena);
+    const conveyor::ops::SamplePlan* plans = c_.layout.plans(s.arena);
+    auto* out = static_cast<std::byte*>(s.output);
+    for (std::size_t i = 0; i < s.count; ++i) {
+      if (plans[i].precomputed)
+        std::memcpy(out + i * c_.sample_bytes, data + plans[i].src.offset, c_.sample_bytes);
+      else
+        conveyor::ops::cpu::resample(reinterpret_cast<const std::uint8_t*>(data), plans[i], spec_.params,
+                                     out + i * c_.sample_bytes, scratch_);
+    }
+  }
+
+ private:
+  conveyor::ResampleSamples spec_;
+  conveyor::DeviceStepConfig c_;
+  conveyor::ops::cpu::ResampleScratch scratch_;
+};
+
+/// CopySamples: the finished samples, in position order.
+class HostCopy final : public conveyor::DeviceStep {
+ public:
+  explicit HostCopy(const conveyor::DeviceStepConfig& c) : c_(c) {}
+  void produce(const conveyor::StepContext& s) override {
+    std::memcpy(s.output, c_.layout.data(s.arena), s.count * c_.sample_bytes);
+  }
+
+ private:
+  conveyor::DeviceStepConfig c_;
+};
+
+/// DecodeJpegs with libjpeg-turbo on the stager thread: each staged file's window decoded into its
+/// place in the device-only section, and counted as the engines' decodes and calls are.
+class HostDecodeJpegs final : public conveyor::DeviceStep {
+ public:
+  HostDecodeJpegs(const conveyor::DecodeJpegs& spec, const conveyor::DeviceStepConfig& c)
+      : spec_(spec), c_(c), decoder_(spec.decode) {}
+  void after_upload(const conveyor::StepContext& s) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::byte* host = c_.layout.one_sided(s.host_arena);
+    auto* windows = const_cast<std::byte*>(c_.layout.one_sided(s.arena));  // the device section is this step's
+    const conveyor::JpegOffloadLayout& L = spec_.layout;
+    std::size_t n = 0;
+    for (std::size_t pos = 0; pos < s.count; ++pos) {
+      conveyor::JpegJob j;
+      std::memcpy(&j, host + L.job_offset(pos), sizeof j);
+      if (j.file_bytes == 0) continue;
+      try {
+        decoder_.read_header(std::span(host + L.file_offset(pos), j.file_bytes));
+        decoder_.decode_columns({j.x, j.y, j.width, j.height, 8},
+                                reinterpret_cast<std::uint8_t*>(windows + L.window_offset(pos)), std::size_t(j.width) * 3);
+      } catch (const conveyor::DecodeError& e) {  // as the engines' step reports a file both refuse
+        throw conveyor::SampleError(j.index, "", e.reason());
+      }
+      ++n;
+    }
+    if (n == 0) return;
+    const double seconds = conveyor::seconds_since(t0);
+    decoded_ += n;
+    call_seconds_ += seconds;
+    calls_.add(double(n), seconds);
+  }
+  void produce(const conveyor::StepContext&) override {}
+  void add_stats(conveyor::DeviceStats& st) override {
+    st.gpu_decoded += decoded_;
+    st.gpu_decode_call_seconds += call_seconds_;
+    st.gpu_decode_calls += calls_;
+  }
+
+ private:
+  conveyor::DecodeJpegs spec_;
+  conveyor::DeviceStepConfig c_;
+  conveyor::ImageDecoder decoder_;
+  std::uint64_t decoded_ = 0;
+  double call_seconds_ = 0;
+  conveyor::LinearFit calls_;
+};
+
+/// While alive, a pipeline asked for device 0 (any ordinal) gets a HostBackend. One at a time.
+class HostDevice {
+ public:
+  HostDevice() {
+    using namespace conveyor;
+    factory_ = detail::cuda_backend_factory().exchange(
+        [](const DeviceBackendConfig& c) -> std::unique_ptr<DeviceBackend> { return std::make_unique<HostBackend>(c); });
+    resample_ = detail::device_step_maker<ResampleSamples>().exchange(
+        [](const ResampleSamples& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
+          return std::make_unique<HostResample>(spec, c);
+        });
+    copy_ = detail::device_step_maker<CopySamples>().exchange(
+        [](const CopySamples&, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
+          return std::make_unique<HostCopy>(c);
+        });
+    decode_ = detail::device_step_maker<DecodeJpegs>().exchange(
+        [](const DecodeJpegs& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
+          return std::make_unique<HostDecodeJpegs>(spec, c);
+        });
+  }
+  HostDevice(const HostDevice&) = delete;
+  HostDevice& operator=(const HostDevice&) = delete;
+  ~HostDevice() {
+    using namespace conveyor;
+    detail::cuda_backend_factory().store(factory_);
+    detail::device_step_maker<ResampleSamples>().store(resample_);
+    detail::device_step_maker<CopySamples>().store(copy_);
+    detail::device_step_maker<DecodeJpegs>().store(decode_);
+  }
+
+ private:
+  conveyor::detail::DeviceBackendFactory factory_;
+  conveyor::detail::DeviceStepMaker<conveyor::ResampleSamples> resample_;
+  conveyor::detail::DeviceStepMaker<conveyor::CopySamples> copy_;
+  conveyor::detail::DeviceStepMaker<conveyor::DecodeJpegs> decode_;
+};
+
+}  // namespace conveyor_test
