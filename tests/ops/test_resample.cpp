@@ -230,7 +230,7 @@ TEST_CASE("every Exif orientation view shows the upright image", "[ops][resample
           }
           stored[(b * sw + a) * 3 + c] = U(x, y, c);
         }
-    const ops::SourceView v = ImageAugment::oriented_view(o, sw, sh, sw * 3);
+    const ops::SourceView v = detail::oriented_view(o, sw, sh, sw * 3);
     REQUIRE(v.width == W);
     REQUIRE(v.height == H);
     for (int y = 0; y < H; ++y)

@@ -7,7 +7,6 @@
 #include <conveyor/core/concepts.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/core/nvtx.hpp>
-#include <conveyor/core/rng.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
@@ -18,12 +17,15 @@
 #include <conveyor/ops/cpu/resample.hpp>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/plan.hpp>
-#include <conveyor/ops/resample.hpp>
+#include <conveyor/pipeline/augment/decode_job.hpp>
+#include <conveyor/pipeline/augment/device_staging.hpp>
+#include <conveyor/pipeline/augment/geometry.hpp>
+#include <conveyor/pipeline/augment/workspace.hpp>
 
 #include <algorithm>
 #include <array>
-#include <cmath>
-#include <cstring>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -133,30 +135,7 @@ struct ImageAugment {
   /// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels. The
   /// source view is left for the caller, who knows where the pixels are.
   [[nodiscard]] ops::SamplePlan plan(const SampleContext& ctx, int width, int height) const {
-    ops::SamplePlan p;
-    const int size = output_size();
-    p.out_width = p.out_height = size;
-    if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
-      CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
-      const ops::CropBox box = ops::random_resized_crop_box(*rrc, width, height, rng);
-      p.x = {0.0, double(box.width) / size, 0, size, box.left, box.left + box.width};
-      p.y = {0.0, double(box.height) / size, 0, size, box.top, box.top + box.height};
-    } else {
-      const int crop_size = std::get<CenterCrop>(crop).size;
-      int rw = width, rh = height;
-      if (resize) {
-        const auto wh = ops::resize_shorter_side(resize->size, width, height);
-        rw = wh[0];
-        rh = wh[1];
-      }
-      p.x = {0.0, double(width) / rw, ops::center_crop_offset(rw, crop_size), rw, 0, width};
-      p.y = {0.0, double(height) / rh, ops::center_crop_offset(rh, crop_size), rh, 0, height};
-    }
-    if (flip.p > 0) {
-      CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::flip);
-      p.flip = rng.uniform() < flip.p ? 1 : 0;
-    }
-    return p;
+    return detail::plan_geometry(crop, resize, flip, ctx, width, height);
   }
 
   /// The stages a pipeline's stats report for this transform, after its read: decoding (the
@@ -171,11 +150,8 @@ struct ImageAugment {
   [[nodiscard]] std::span<const std::string_view> stage_names() const noexcept { return stage_name_list; }
 
   /// Per-worker state: a decoder and buffers, reused for every sample.
-  struct Workspace {
-    ImageDecoder decoder;
-    std::vector<std::uint8_t> pixels;
-    ops::cpu::ResampleScratch scratch;
-  };
+  using Workspace = detail::AugmentWorkspace;
+  using DecodeJob = detail::DecodeJob;
   [[nodiscard]] Workspace make_workspace() const { return Workspace{ImageDecoder(decode), {}, {}}; }
 
   /// Decodes `image` and writes the augmented image to `out` (`sample_spec().bytes()` bytes).
@@ -184,9 +160,8 @@ struct ImageAugment {
     resample_on_cpu(ctx, decode_to_workspace(ctx, plan_decode(ctx, image, ws), ws), out.data(), ws);
   }
 
-  /// Source scale above which a sample is finished on the CPU instead of by a device: the kernel
-  /// keeps each output pixel's filter taps in shared memory, sized for this.
-  static constexpr double max_device_scale = 32.0;
+  /// Source scale above which a sample is finished on the CPU instead of by a device.
+  static constexpr double max_device_scale = detail::max_device_scale;
 
   /// On a device: each sample's decoded window is staged (`stage`) for the fused kernel. A slot
   /// gives a sample 4 bytes per output element on average (a window of 4x the output's pixels, 3
@@ -212,13 +187,9 @@ struct ImageAugment {
                                       StagingArea& area, Workspace& ws) const {
     if (area.device_jpeg && area.device_jpeg->drawn)
       if (const std::optional<ops::SamplePlan> p = stage_for_device_decode(ctx, image, *area.device_jpeg, area, ws)) return *p;
-    DecodeJob job = plan_decode(ctx, image, ws);
-    const bool engine_able = area.device_jpeg && !area.device_jpeg->drawn && ws.decoder.format() == ImageFormat::jpeg &&
-                             engine_decodable(ws.decoder.jpeg_info());
-    std::optional<std::size_t> at;
-    if (job.plan.x.scale <= max_device_scale && job.plan.y.scale <= max_device_scale)
-      at = area.claim->try_allocate(job.bytes());
-    if (at) {
+    const DecodeJob job = plan_decode(ctx, image, ws);
+    const bool engine_able = area.device_jpeg && !area.device_jpeg->drawn && detail::engine_takes(ws.decoder);
+    if (const std::optional<std::size_t> at = detail::claim_window(job, area)) {
       decode_into(ctx, job, reinterpret_cast<std::uint8_t*>(area.data + *at), ws,
                   engine_able ? engine_able_stage : decode_stage);
       return job.finish(static_cast<std::int64_t>(*at));
@@ -245,97 +216,20 @@ struct ImageAugment {
     // offload's time by the samples staged).
     StageTimer timer(ctx, offload_stage, StageTimer::Counts::when_counted);
     const DecodeJob job = plan_decode({ctx.seed, ctx.epoch, ctx.index, nullptr}, image, ws, false);
-    if (ws.decoder.format() != ImageFormat::jpeg || !engine_decodable(ws.decoder.jpeg_info())) return std::nullopt;
-    if (job.bytes() > place.max_window_bytes || job.plan.x.scale > max_device_scale ||
-        job.plan.y.scale > max_device_scale)
-      return std::nullopt;
-    std::memcpy(place.file, image.data(), image.size());
-    *place.job = {image.size(), job.region.x, job.region.y, job.region.width, job.region.height};
-    timer.count_sample();
-    area.claim->forgo();
-    return job.finish(place.window_offset);
+    std::optional<ops::SamplePlan> p = detail::place_for_device_decode(job, ws.decoder, image, place, area);
+    if (p) timer.count_sample();
+    return p;
   }
 
-  /// What to decode for one sample, and the plan that will read it. The plan is in the
-  /// coordinates of the (scaled, oriented) image until `finish` moves it onto the decoded window.
-  struct DecodeJob {
-    ops::SamplePlan plan;
-    DecodeRegion region;      ///< in stored (unrotated) pixels of the scaled image
-    int orientation = 1;
-    bool whole = false;       ///< the entire image at full scale: decode it in one piece
-    std::int32_t x0 = 0, y0 = 0;  ///< the window's origin in the oriented, scaled image
-
-    [[nodiscard]] std::size_t bytes() const noexcept {
-      return std::size_t(region.width) * std::size_t(region.height) * 3;
-    }
-    /// The plan reading a window decoded at byte `offset` of its buffer (rows packed).
-    [[nodiscard]] ops::SamplePlan finish(std::int64_t offset) const noexcept {
-      ops::SamplePlan p = plan;
-      p.src = oriented_view(orientation, region.width, region.height, std::int64_t{region.width} * 3);
-      p.src.offset += offset;
-      // Integer shifts only: the resampler's coordinates relative to src_begin are unchanged.
-      p.x.src_begin -= x0;
-      p.x.src_end -= x0;
-      p.y.src_begin -= y0;
-      p.y.src_end -= y0;
-      return p;
-    }
-  };
-
-  /// Reads the header and plans the sample; chooses the DCT scale (the smallest of 1/8, 2/8, 4/8
-  /// and 8/8 that still gives at least one source pixel per output pixel on both axes, where
-  /// `dct_scaling` allows) and the window the resampler's taps read (with `roi`), without decoding
-  /// a pixel.
+  /// Reads the header and plans the sample and its window (`detail::decode_job`), at a DCT scale
+  /// where `dct_scaling` and `scaled_decoding()` allow, without decoding a pixel.
   [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> image, Workspace& ws,
                                       bool dct_scaling = true) const {
     StageTimer timer(ctx, decode_stage, StageTimer::Counts::time);  // decode_into counts the sample
     const ImageInfo info = ws.decoder.read_header(image);
-    DecodeJob job;
-    job.orientation = exif_orientation ? info.orientation : 1;
-    const bool swap = job.orientation >= 5;
-    const bool mirror_x = job.orientation == 2 || job.orientation == 3 || job.orientation == 6 || job.orientation == 7;
-    const bool mirror_y = job.orientation == 3 || job.orientation == 4 || job.orientation == 7 || job.orientation == 8;
-    const int ow = swap ? info.height : info.width, oh = swap ? info.width : info.height;  // oriented size
-    job.plan = plan(ctx, ow, oh);
-    // Only 1/8, 2/8 and 4/8: libjpeg-turbo has SIMD inverse DCTs for those, while 3/8, 5/8, 6/8
-    // and 7/8 run in plain C and decode slower than full size (measured: bench_decode).
-    int n = 8;
-    if (dct_scaling && scaled_decoding() && info.scalable) {
-      const double scale = std::min(job.plan.x.scale, job.plan.y.scale);
-      while (n > 1 && scale * (n / 2) >= 8.0) n /= 2;
-    }
-    const int sow = scaled_size(ow, n), soh = scaled_size(oh, n);
-    if (n < 8) {
-      scale_axis(job.plan.x, n, ow, sow, mirror_x);
-      scale_axis(job.plan.y, n, oh, soh, mirror_y);
-    }
-    std::array<std::int32_t, 2> xr{0, sow}, yr{0, soh};
-    if (roi) {
-      xr = needed_range(job.plan.x, job.plan.out_width);
-      yr = needed_range(job.plan.y, job.plan.out_height);
-      if (xr[0] >= xr[1]) xr = {0, 1};  // all padding: decode a pixel rather than nothing
-      if (yr[0] >= yr[1]) yr = {0, 1};
-    }
-    // The oriented window [xr) x [yr) in the stored image's (scaled) columns and rows.
-    const int sw = swap ? soh : sow, sh = swap ? sow : soh;
-    const auto stored_range = [](std::array<std::int32_t, 2> r, int extent, bool mirrored) {
-      return mirrored ? std::array<std::int32_t, 2>{extent - r[1], extent - r[0]} : r;
-    };
-    auto cols = swap ? stored_range(yr, sw, mirror_y) : stored_range(xr, sw, mirror_x);
-    const auto rows = swap ? stored_range(xr, sh, mirror_x) : stored_range(yr, sh, mirror_y);
-    // Decode straight into place: the columns start on an iMCU, and the crop's edge columns
-    // (which libjpeg-turbo upsamples as image edges) lie a column away from anything the taps read.
-    const auto decoded = crop_columns(cols[0], cols[1] - cols[0], sw, info.column_alignment(n), info.min_width);
-    cols = {decoded[0], decoded[1]};
-    job.region = {cols[0], rows[0], cols[1] - cols[0], rows[1] - rows[0], n};
-    job.whole = n == 8 && job.region.width == sw && job.region.height == sh;
-    // Where the decoded window starts in the oriented image.
-    const auto oriented_start = [](std::array<std::int32_t, 2> r, int extent, bool mirrored) {
-      return mirrored ? extent - r[1] : r[0];
-    };
-    job.x0 = swap ? oriented_start(rows, sh, mirror_x) : oriented_start(cols, sw, mirror_x);
-    job.y0 = swap ? oriented_start(cols, sw, mirror_y) : oriented_start(rows, sh, mirror_y);
-    return job;
+    const int orientation = exif_orientation ? info.orientation : 1;
+    const auto [width, height] = detail::oriented_size(info, orientation);
+    return detail::decode_job(info, orientation, plan(ctx, width, height), dct_scaling && scaled_decoding(), roi);
   }
 
   /// Decodes `job`'s window into `dst` (rows packed, 3 bytes a pixel), timed as `stage`.
@@ -343,11 +237,7 @@ struct ImageAugment {
                    StageId stage = decode_stage) const {
     StageTimer timer(ctx, stage);
     detail::NvtxRange range("decode");
-    const std::size_t row = std::size_t(job.region.width) * 3;
-    if (job.whole)
-      ws.decoder.decode(dst, row);
-    else
-      ws.decoder.decode_columns(job.region, dst, row);
+    detail::decode_window(ws.decoder, job, dst);
   }
 
   /// Decodes `job`'s window into the workspace; returns the plan reading it there.
@@ -362,50 +252,6 @@ struct ImageAugment {
     StageTimer timer(ctx, augment_stage);
     detail::NvtxRange range("augment");
     ops::cpu::resample(ws.pixels.data(), p, output_params(), out, ws.scratch);
-  }
-
-  /// Rewrites one axis of a plan for the image decoded at `n`/8: positions scale by n/8, and a
-  /// mirrored axis also shifts by the rounding of the scaled size (its pixel grid is anchored at
-  /// the other end).
-  static void scale_axis(ops::AxisPlan& a, int n, int extent, int scaled_extent, bool mirrored) noexcept {
-    const double s = n / 8.0;
-    const double shift = mirrored ? scaled_extent - s * extent : 0.0;
-    const double begin = s * (a.src_begin + a.origin) + shift;
-    const auto first = static_cast<std::int32_t>(std::floor(begin));
-    const auto last = static_cast<std::int32_t>(std::ceil(s * a.src_end + shift));
-    a.origin = begin - first;
-    a.scale = s * a.scale;
-    a.src_begin = first;
-    a.src_end = std::min(last, scaled_extent);
-  }
-
-  /// The source pixels [lo, hi) along one axis that any output pixel's taps read.
-  [[nodiscard]] static std::array<std::int32_t, 2> needed_range(const ops::AxisPlan& a, std::int32_t out) noexcept {
-    std::int32_t lo = a.src_end, hi = a.src_begin;
-    for (std::int32_t o = 0; o < out; ++o) {
-      const ops::AxisTaps t = ops::axis_taps(a, o);
-      if (t.count == 0) continue;
-      lo = std::min(lo, a.src_begin + t.first);
-      hi = std::max(hi, a.src_begin + t.first + t.count);
-    }
-    if (lo >= hi) return {a.src_begin, a.src_begin};
-    return {lo, hi};
-  }
-
-  /// The view of a `width` x `height` RGB image (rows `row` bytes apart) shown upright under Exif
-  /// `orientation` (1..8).
-  [[nodiscard]] static ops::SourceView oriented_view(int orientation, int width, int height, std::int64_t row) noexcept {
-    const std::int64_t right = std::int64_t{width - 1} * 3, bottom = std::int64_t{height - 1} * row;
-    switch (orientation) {
-      case 2: return {right, -3, row, width, height};                 // mirrored
-      case 3: return {right + bottom, -3, -row, width, height};       // rotated 180
-      case 4: return {bottom, 3, -row, width, height};                // mirrored vertically
-      case 5: return {0, row, 3, height, width};                      // transposed
-      case 6: return {bottom, -row, 3, height, width};                // rotate 90 clockwise to view
-      case 7: return {right + bottom, -row, -3, height, width};       // transversed
-      case 8: return {right, row, -3, height, width};                 // rotate 90 counter-clockwise to view
-      default: return {0, 3, row, width, height};
-    }
   }
 };
 

@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// The geometry of a sample's plan: the crop box (RandomResizedCrop's draw, or Resize and
+/// CenterCrop), the output size and the horizontal flip, from the (oriented) image size alone.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/rng.hpp>
+#include <conveyor/core/sample.hpp>
+#include <conveyor/ops/augment.hpp>
+#include <conveyor/ops/plan.hpp>
+
+#include <optional>
+#include <variant>
+
+namespace conveyor {
+inline namespace v0 {
+namespace detail {
+
+/// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels: `crop`
+/// (after `resize`, for a `CenterCrop`) and `flip`, each drawn from the sample's own stream. The
+/// source view is left for the caller, who knows where the pixels are.
+[[nodiscard]] inline ops::SamplePlan plan_geometry(const std::variant<RandomResizedCrop, CenterCrop>& crop,
+                                                   const std::optional<Resize>& resize, const HorizontalFlip& flip,
+                                                   const SampleContext& ctx, int width, int height) {
+  ops::SamplePlan p;
+  const int size = std::visit([](const auto& c) { return c.size; }, crop);
+  p.out_width = p.out_height = size;
+  if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
+    CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
+    const ops::CropBox box = ops::random_resized_crop_box(*rrc, width, height, rng);
+    p.x = {0.0, double(box.width) / size, 0, size, box.left, box.left + box.width};
+    p.y = {0.0, double(box.height) / size, 0, size, box.top, box.top + box.height};
+  } else {
+    const int crop_size = std::get<CenterCrop>(crop).size;
+    int rw = width, rh = height;
+    if (resize) {
+      const auto wh = ops::resize_shorter_side(resize->size, width, height);
+      rw = wh[0];
+      rh = wh[1];
+    }
+    p.x = {0.0, double(width) / rw, ops::center_crop_offset(rw, crop_size), rw, 0, width};
+    p.y = {0.0, double(height) / rh, ops::center_crop_offset(rh, crop_size), rh, 0, height};
+  }
+  if (flip.p > 0) {
+    CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::flip);
+    p.flip = rng.uniform() < flip.p ? 1 : 0;
+  }
+  return p;
+}
+
+}  // namespace detail
+}  // namespace v0
+}  // namespace conveyor
