@@ -1,6 +1,7 @@
 // The fused kernel against the CPU resampler, plan by plan, on fresh random plans and pixels: every
-// dtype and layout, source scales from upsampling to the per-pixel path, padding, flips, mirrored
-// and transposed views, windows at every byte alignment, output sizes that are not whole tiles.
+// dtype and layout, source scales from upsampling to the per-pixel path, padding, flips of either
+// axis, mirrored and transposed views, windows at every byte alignment, output sizes that are not
+// whole tiles.
 // Runs only where a GPU is (label gpu).
 
 #include <conveyor/cuda/all.cuh>
@@ -54,6 +55,7 @@ RandomBatch random_batch(std::uint64_t seed, std::size_t count, int out_width, i
     p.out_width = out_width;
     p.out_height = out_height;
     p.flip = static_cast<std::int32_t>(rng.below(2));
+    p.flip_y = static_cast<std::int32_t>(rng.below(2));
     switch (rng.below(4)) {
       case 0:  // mirrored: x runs right to left
         p.src = {start + std::int64_t{w - 1} * 3, -3, std::int64_t{w} * 3, w, h};

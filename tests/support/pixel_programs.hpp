@@ -88,7 +88,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
     }
   };
   const auto interpolation = [&] { return rng.below(2) ? px::Interpolation::bilinear : px::Interpolation::nearest; };
-  switch (rng.below(15)) {
+  switch (rng.below(16)) {
     case 0: return px::adjust_brightness(pick({0.0, 1.0, 2.0}, 0.0, 2.5));
     case 1: return px::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
     case 2: return px::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5));
@@ -120,6 +120,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
       return px::rotate({.angle = pick({0.0, 90.0, 180.0, 270.0, -90.0}, -180.0, 180.0),
                          .interpolation = interpolation(), .fill = maybe_fill()},
                         width, height);
+    case 14: return rng.below(2) ? px::vertical_flip() : px::horizontal_flip();
     default: {
       const int h = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(height)));
       const int w = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(width)));

@@ -45,7 +45,8 @@ struct SamplePlan {
   SourceView src;
   std::int32_t out_width = 0;
   std::int32_t out_height = 0;
-  std::int32_t flip = 0;  ///< mirror the output horizontally
+  std::int32_t flip = 0;    ///< mirror the output horizontally
+  std::int32_t flip_y = 0;  ///< mirror the output vertically
   /// The sample is already finished (by the CPU, in the output's dtype and layout) at src.offset:
   /// a device only copies it.
   std::int32_t precomputed = 0;

@@ -174,6 +174,7 @@ struct alignas(16) SampleHeader {
   SamplePath path;
   bool flip;
   std::uint8_t precision_x, precision_y;  ///< of the axes' weights (`ops::axis_precision`)
+  bool flip_y;
 };
 static_assert(sizeof(SampleHeader) == 32, "the tiles after it stay 16-byte aligned");
 
@@ -220,7 +221,8 @@ __global__ void __launch_bounds__(block_x* Warps)
   const int thread = static_cast<int>(threadIdx.y * block_x + threadIdx.x);
   if (p.precomputed) {
     if (thread == 0)
-      table.header(sample) = {p.src.offset, 0, 0, p.out_width, p.out_height, SamplePath::precomputed, p.flip != 0, 0, 0};
+      table.header(sample) = {p.src.offset, 0, 0, p.out_width, p.out_height, SamplePath::precomputed, p.flip != 0, 0, 0,
+                              p.flip_y != 0};
     return;
   }
   if (thread < 2) precision[thread] = 22;
@@ -244,7 +246,8 @@ __global__ void __launch_bounds__(block_x* Warps)
                             separable ? SamplePath::separable : SamplePath::direct,
                             p.flip != 0,
                             static_cast<std::uint8_t>(precision[0]),
-                            static_cast<std::uint8_t>(precision[1])};
+                            static_cast<std::uint8_t>(precision[1]),
+                            p.flip_y != 0};
   if (!separable) return;
   for (int k = static_cast<int>(threadIdx.y); k < table.tiles_x + table.tiles_y; k += Warps) {
     if (k < table.tiles_x) {

@@ -112,7 +112,7 @@ __device__ __forceinline__ void store_pixels(std::byte* out, const ops::OutputPa
 /// A thread's output pixels of the tile: `Cols` adjacent columns from `ox` (a multiple of `Cols`),
 /// rows `row`, `row + step`, ... where `step` is the rows between a thread's (`Cols * block_y`).
 /// `combine(t, v)` sets row `t`'s pixels (three output sums each, see `output_start`), which are
-/// then flipped as planned and stored; where the output width is a multiple of `Cols` the pixels
+/// then flipped as planned (mirrored columns, rows or both) and stored; where the output width is a multiple of `Cols` the pixels
 /// (flipped or not) are an aligned run, stored together.
 template <int Cols, DType D, Layout L, class Combine>
 __device__ __forceinline__ void output_columns(const SampleHeader& h, const ops::OutputParams& params,
@@ -131,7 +131,7 @@ __device__ __forceinline__ void output_columns(const SampleHeader& h, const ops:
     if (oy >= h.out_height) break;
     std::uint32_t v[Cols][3];
     combine(t, v);
-    const int pixel = oy * h.out_width + dx;
+    const int pixel = (h.flip_y ? h.out_height - 1 - oy : oy) * h.out_width + dx;
     if constexpr (Cols == 1) {
       store(pixel, v[0]);
     } else if (h.out_width % Cols == 0) {

@@ -171,16 +171,17 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
         for (std::int64_t e = 0; e < row_elems; ++e) sums[e] += w[j] * row[e];
       }
       for (std::int64_t e = 0; e < row_elems; ++e) bytes[e] = fixed_to_u8(sums[e], py);
+      const std::int32_t dy = plan.flip_y ? oh - 1 - oy : oy;
       if (params.layout == Layout::NCHW) {
         for (int c = 0; c < 3; ++c) {
-          T* line = o + (std::int64_t{c} * oh + oy) * ow;
+          T* line = o + (std::int64_t{c} * oh + dy) * ow;
           if (plan.flip)
             for (std::int32_t ox = 0; ox < ow; ++ox) line[ow - 1 - ox] = value(c, bytes[ox * 3 + c]);
           else
             for (std::int32_t ox = 0; ox < ow; ++ox) line[ox] = value(c, bytes[ox * 3 + c]);
         }
       } else {
-        T* line = o + std::int64_t{oy} * row_elems;
+        T* line = o + std::int64_t{dy} * row_elems;
         for (std::int32_t ox = 0; ox < ow; ++ox) {
           const std::int64_t at = std::int64_t{plan.flip ? ow - 1 - ox : ox} * 3;
           for (int c = 0; c < 3; ++c) line[at + c] = value(c, bytes[ox * 3 + c]);

@@ -26,6 +26,7 @@
 #include <conveyor/ops/pixel/autocontrast.hpp>
 #include <conveyor/ops/pixel/equalize.hpp>
 #include <conveyor/ops/pixel/erase.hpp>
+#include <conveyor/ops/pixel/flip.hpp>
 #include <conveyor/ops/pixel/gaussian_blur.hpp>
 #include <conveyor/ops/pixel/invert.hpp>
 #include <conveyor/ops/pixel/op.hpp>
@@ -44,7 +45,7 @@ template <class... Ops>
 struct OpList {};
 
 using PixelOps = OpList<AdjustBrightness, AdjustContrast, AdjustSaturation, AdjustHue, RgbToGrayscale, Invert,
-                        Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase>;
+                        Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip>;
 
 namespace detail {
 

@@ -1,16 +1,19 @@
 #pragma once
 /// @file
 /// The geometry of a sample's plan: the crop box (RandomResizedCrop's draw, or Resize and
-/// CenterCrop), the output size and the horizontal flip, from the (oriented) image size alone.
+/// CenterCrop), the output size and the horizontal flip, from the (oriented) image size alone; and
+/// the torchvision calls they stand for.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/rng.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/ops/plan.hpp>
+#include <conveyor/transforms/program_draw.hpp>
 
 #include <optional>
 #include <variant>
+#include <vector>
 
 namespace conveyor {
 inline namespace v0 {
@@ -46,6 +49,26 @@ namespace detail {
     p.flip = rng.uniform() < flip.p ? 1 : 0;
   }
   return p;
+}
+
+/// The torchvision functional calls `plan_geometry` stands for, for the same sample and image:
+/// `resized_crop` with the drawn box, or `resize` and `center_crop`; `horizontal_flip` when drawn.
+inline void describe_geometry(const std::variant<RandomResizedCrop, CenterCrop>& crop, const std::optional<Resize>& resize,
+                              const HorizontalFlip& flip, const SampleContext& ctx, int width, int height,
+                              std::vector<DrawnCall>& calls) {
+  if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
+    CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
+    const ops::CropBox box = ops::random_resized_crop_box(*rrc, width, height, rng);
+    calls.push_back({"resized_crop",
+                     {DrawnArg::integer("top", box.top), DrawnArg::integer("left", box.left),
+                      DrawnArg::integer("height", box.height), DrawnArg::integer("width", box.width),
+                      DrawnArg::integers("size", {rrc->size, rrc->size})}});
+  } else {
+    if (resize) calls.push_back({"resize", {DrawnArg::integers("size", {resize->size})}});
+    const int size = std::get<CenterCrop>(crop).size;
+    calls.push_back({"center_crop", {DrawnArg::integers("output_size", {size, size})}});
+  }
+  if (plan_geometry(crop, resize, flip, ctx, width, height).flip) calls.push_back({"horizontal_flip"});
 }
 
 }  // namespace detail

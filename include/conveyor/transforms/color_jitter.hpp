@@ -1,0 +1,104 @@
+#pragma once
+/// @file
+/// torchvision.transforms.v2.ColorJitter: brightness, contrast, saturation and hue adjusted in an
+/// order drawn per sample. As v2's `make_params` (transforms/v2/_color.py): `fn_idx =
+/// torch.randperm(4)`, then each factor that is not None drawn uniformly from its range
+/// (`torch.empty(1).uniform_(lo, hi)`, a float32), and the adjustments applied in `fn_idx`'s order
+/// (0 brightness, 1 contrast, 2 saturation, 3 hue), skipping those that are None.
+
+#include <conveyor/config.hpp>
+#include <conveyor/ops/pixel/adjust_brightness.hpp>
+#include <conveyor/ops/pixel/adjust_contrast.hpp>
+#include <conveyor/ops/pixel/adjust_hue.hpp>
+#include <conveyor/ops/pixel/adjust_saturation.hpp>
+#include <conveyor/transforms/program_draw.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// A ColorJitter argument as torchvision takes one: unset (None), a number v (brightness,
+/// contrast and saturation factors from [max(0, 1 - v), 1 + v], hue factors from [-v, v]), or a
+/// (min, max) pair: `.brightness = 0.4`, `.hue = {-0.1, 0.05}`.
+class Jitter {
+ public:
+  constexpr Jitter() noexcept = default;
+  constexpr Jitter(double amount) noexcept : kind_(Kind::amount), a_(amount) {}  // NOLINT: `= 0.4` reads as torchvision
+  constexpr Jitter(double min, double max) noexcept : kind_(Kind::range), a_(min), b_(max) {}
+
+  /// torchvision's `ColorJitter._check_input`: the range factors are drawn from, or nothing where
+  /// torchvision has None (unset, or the range {center, center}).
+  /// @throws ConfigError for a negative number or a range outside [`lowest`, `highest`] or decreasing.
+  [[nodiscard]] std::optional<std::array<double, 2>> range(const char* argument, double center, double lowest,
+                                                           double highest, bool clip_first_on_zero) const {
+    if (kind_ == Kind::none) return std::nullopt;
+    std::array<double, 2> r{a_, b_};
+    if (kind_ == Kind::amount) {
+      detail::expect_transform(a_ >= 0, "ColorJitter",
+                               std::string(argument) + " as a single number must be non negative, got " + detail::shown(a_));
+      r = {center - a_, center + a_};
+      if (clip_first_on_zero) r[0] = std::max(r[0], 0.0);
+    }
+    detail::expect_transform(lowest <= r[0] && r[0] <= r[1] && r[1] <= highest, "ColorJitter",
+                             std::string(argument) + " values should be between (" + detail::shown(lowest) + ", " +
+                                 detail::shown(highest) + ") and increasing, but got (" + detail::shown(r[0]) + ", " +
+                                 detail::shown(r[1]) + ")");
+    if (r[0] == center && r[1] == center) return std::nullopt;
+    return r;
+  }
+
+ private:
+  enum class Kind : std::uint8_t { none, amount, range };
+  Kind kind_ = Kind::none;
+  double a_ = 0, b_ = 0;
+};
+
+struct ColorJitter {
+  static constexpr const char* name = "ColorJitter";
+  Jitter brightness{};
+  Jitter contrast{};
+  Jitter saturation{};
+  Jitter hue{};
+
+  /// The four factors' ranges (brightness, contrast, saturation, hue), None where unset.
+  [[nodiscard]] std::array<std::optional<std::array<double, 2>>, 4> ranges() const {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    return {brightness.range("brightness", 1.0, 0.0, inf, true), contrast.range("contrast", 1.0, 0.0, inf, true),
+            saturation.range("saturation", 1.0, 0.0, inf, true), hue.range("hue", 0.0, -0.5, 0.5, false)};
+  }
+  void validate() const { (void)ranges(); }
+  [[nodiscard]] int max_ops() const { return 4; }
+  void draw(ProgramDraw& d, int position) const {
+    CounterRng rng = d.stream(position);
+    int order[4] = {0, 1, 2, 3};  // torch.randperm(4): any uniform permutation
+    for (int i = 3; i > 0; --i) std::swap(order[i], order[rng.below(static_cast<std::uint64_t>(i + 1))]);
+    const auto r = ranges();
+    double factor[4] = {};
+    for (int k = 0; k < 4; ++k)
+      if (r[std::size_t(k)]) factor[k] = uniform_float32(rng, (*r[std::size_t(k)])[0], (*r[std::size_t(k)])[1]);
+    static constexpr const char* functions[4] = {"adjust_brightness", "adjust_contrast", "adjust_saturation",
+                                                 "adjust_hue"};
+    static constexpr const char* arguments[4] = {"brightness_factor", "contrast_factor", "saturation_factor",
+                                                 "hue_factor"};
+    for (const int k : order) {
+      if (!r[std::size_t(k)]) continue;
+      switch (k) {
+        case 0: d.add(ops::pixel::adjust_brightness(factor[k])); break;
+        case 1: d.add(ops::pixel::adjust_contrast(factor[k])); break;
+        case 2: d.add(ops::pixel::adjust_saturation(factor[k])); break;
+        default: d.add(ops::pixel::adjust_hue(factor[k])); break;
+      }
+      if (d.describing()) d.describe({functions[k], {DrawnArg::number(arguments[k], factor[k])}});
+    }
+  }
+};
+
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,111 @@
+#pragma once
+/// @file
+/// A list of pixel transforms (registry.hpp) as ImageAugment holds it: checked once, then drawn
+/// per sample into a `SampleProgram`, a pure function of (seed, epoch, index, image size).
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/ops/pixel/op.hpp>
+#include <conveyor/transforms/program_draw.hpp>
+#include <conveyor/transforms/random_apply.hpp>
+#include <conveyor/transforms/registry.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+
+namespace detail {
+
+template <class... Ts>
+constexpr bool all_pixel_transforms(TransformList<Ts...>) {
+  return (PixelTransformType<Ts> && ...);
+}
+static_assert(all_pixel_transforms(PixelTransforms{}), "every registered transform is a PixelTransformType");
+
+/// The transforms' positions in order, each's own and those it holds: at most this many.
+inline constexpr int max_transform_positions = 0x8000;
+
+}  // namespace detail
+
+/// torchvision's class name of `t`.
+[[nodiscard]] inline const char* transform_name(const PixelTransform& t) {
+  return std::visit([](const auto& x) -> const char* { return std::remove_cvref_t<decltype(x)>::name; }, t);
+}
+
+namespace detail {
+
+/// Calls `f(name, erases)` for every transform that holds no others in `transforms`, in order.
+template <class F>
+void for_each_leaf(std::span<const PixelTransform> transforms, F& f) {
+  for (const PixelTransform& t : transforms)
+    std::visit(
+        [&](const auto& x) {
+          if constexpr (requires { x.transforms; })
+            for_each_leaf(x.transforms, f);
+          else
+            f(std::remove_cvref_t<decltype(x)>::name, transform_erases(x));
+        },
+        t);
+}
+
+}  // namespace detail
+
+/// Checks `transforms` as ImageAugment runs them: each one's arguments, that no draw can need
+/// more than a program's ops, and that erasing comes last (it applies to the normalised output,
+/// after every other transform).
+/// @throws ConfigError naming the first transform that cannot run and why.
+inline void validate_transforms(std::span<const PixelTransform> transforms) {
+  int ops = 0, nodes = 0;
+  for (std::size_t k = 0; k < transforms.size(); ++k) {
+    const PixelTransform& t = transforms[k];
+    try {
+      std::visit([](const auto& x) { x.validate(); }, t);
+    } catch (const ConfigError& e) {
+      throw ConfigError("ImageAugment: transforms[" + std::to_string(k) + "]: " +
+                        std::string(detail::split_location(e.what()).second));
+    }
+    ops += std::visit([](const auto& x) { return x.max_ops(); }, t);
+    nodes += std::visit([](const auto& x) { return detail::transform_nodes(x); }, t);
+  }
+  const char* eraser = nullptr;
+  auto erasing_last = [&](const char* name, bool erases) {
+    if (eraser && !erases)
+      throw ConfigError(std::string("ImageAugment: ") + name + " comes after " + eraser +
+                        ", which erases the normalised output: RandomErasing must follow every other pixel transform");
+    if (erases) eraser = name;
+  };
+  detail::for_each_leaf(transforms, erasing_last);
+  if (ops > ops::pixel::max_program_ops)
+    throw ConfigError("ImageAugment: the transforms may draw up to " + std::to_string(ops) + " pixel ops, more than a " +
+                      "sample's program holds (" + std::to_string(ops::pixel::max_program_ops) + ")");
+  if (nodes > detail::max_transform_positions)
+    throw ConfigError("ImageAugment: " + std::to_string(nodes) + " transforms (nested ones counted), more than " +
+                      std::to_string(detail::max_transform_positions));
+}
+
+/// The program `transforms` (validated) draw for sample `index` of `epoch` under `seed`, whose
+/// image is `width` x `height` when they see it; the torchvision calls it stands for go to `calls`
+/// when it is set.
+[[nodiscard]] inline SampleProgram draw_program(std::span<const PixelTransform> transforms, std::uint64_t seed,
+                                                std::uint64_t epoch, std::uint64_t index, int width, int height,
+                                                std::vector<DrawnCall>* calls = nullptr) {
+  ProgramDraw d(seed, epoch, index, width, height, calls);
+  int position = 0;
+  for (const PixelTransform& t : transforms)
+    std::visit(
+        [&](const auto& x) {
+          x.draw(d, position);
+          position += detail::transform_nodes(x);
+        },
+        t);
+  return d.program();
+}
+
+}  // namespace v0
+}  // namespace conveyor

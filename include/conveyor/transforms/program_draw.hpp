@@ -1,0 +1,187 @@
+#pragma once
+/// @file
+/// How a pixel transform (ColorJitter, RandomErasing, ...: torchvision v2's classes as aggregates,
+/// one file each, registry.hpp) draws one sample's share of its pixel program.
+///
+/// A transform is a plain aggregate with torchvision's argument names and defaults, and:
+///   static constexpr const char* name;           torchvision's class name
+///   void validate() const;                       ConfigError naming the transform and argument
+///   int max_ops() const;                         the most pixel ops one draw appends
+///   void draw(ProgramDraw& d, int position) const;
+/// `draw` takes its random numbers from `d.stream(position)` only (a stream of its own, keyed by
+/// its place in the list, so adding a transform after it changes none of its draws), appends its
+/// pixel op records in torchvision's order (`d.add`, `d.flip`), and, when `d.describing()`,
+/// records the torchvision functional calls they stand for (`d.describe`). Optional:
+/// `int nodes() const` (a container's count of itself and what it holds, for the positions after
+/// it) and `bool erases() const` (it draws erasing, which applies to the normalised output).
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/core/rng.hpp>
+#include <conveyor/ops/pixel/flip.hpp>
+#include <conveyor/ops/pixel/registry.hpp>
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// One sample's drawn pixel transforms: the ops its image goes through after resampling (and
+/// erasing after normalisation), and the flips folded into its plan instead (the resampler's
+/// store mirrors them, as it does RandomHorizontalFlip's).
+struct SampleProgram {
+  ops::pixel::PixelProgram pixels{};
+  std::int32_t flip_x = 0;
+  std::int32_t flip_y = 0;
+};
+
+/// One argument of a torchvision functional call: an integer (a position, a bit count), a 64-bit
+/// key, a number, numbers (one per channel), integers (a size) or a word.
+struct DrawnArg {
+  using Value =
+      std::variant<std::int64_t, std::uint64_t, double, std::vector<double>, std::vector<std::int64_t>, std::string>;
+  std::string name;
+  Value value;
+
+  [[nodiscard]] static DrawnArg integer(std::string name, std::int64_t v) { return {std::move(name), v}; }
+  [[nodiscard]] static DrawnArg key(std::string name, std::uint64_t v) { return {std::move(name), v}; }
+  [[nodiscard]] static DrawnArg number(std::string name, double v) { return {std::move(name), v}; }
+  [[nodiscard]] static DrawnArg list(std::string name, std::vector<double> v) { return {std::move(name), std::move(v)}; }
+  [[nodiscard]] static DrawnArg integers(std::string name, std::vector<std::int64_t> v) {
+    return {std::move(name), std::move(v)};
+  }
+  [[nodiscard]] static DrawnArg text(std::string name, std::string v) { return {std::move(name), std::move(v)}; }
+};
+
+/// A torchvision.transforms.v2.functional call with the arguments conveyor drew for a sample
+/// (`adjust_hue(hue_factor=-0.0731)`): feeding torchvision the same calls in order reproduces what
+/// conveyor computes.
+struct DrawnCall {
+  std::string function;
+  std::vector<DrawnArg> args{};
+};
+
+/// A uniform float32 in [lo, hi) the way torch's CPU generator makes one for `uniform_` (24 random
+/// bits scaled, then `from + x (to - from)` rounded to float32), as a double: what torchvision's
+/// transforms hand their functionals (`float(torch.empty(1).uniform_(lo, hi))`).
+[[nodiscard]] inline double uniform_float32(CounterRng& rng, double lo, double hi) noexcept {
+  const float from = static_cast<float>(lo), to = static_cast<float>(hi);
+  const double x = static_cast<double>(rng.next_u32() & 0xFFFFFFu) * 0x1p-24;
+  return static_cast<double>(static_cast<float>(x * static_cast<double>(to - from) + static_cast<double>(from)));
+}
+
+/// Whether a transform applied with probability `p` applies: torchvision's `torch.rand(1) >= p`
+/// skips it.
+[[nodiscard]] inline bool applies(CounterRng& rng, double p) noexcept { return uniform_float32(rng, 0.0, 1.0) < p; }
+
+/// What one sample's transforms draw into.
+class ProgramDraw {
+ public:
+  /// Draws for sample `index` of `epoch` under `seed`, whose image is `width` x `height` when the
+  /// transforms see it (the output's size); describes the calls into `calls` when it is set.
+  ProgramDraw(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index, int width, int height,
+              std::vector<DrawnCall>* calls = nullptr) noexcept
+      : seed_(seed), epoch_(epoch), index_(index), width_(width), height_(height), calls_(calls) {}
+
+  /// The random stream of the transform at `position` (in order, nested transforms counted).
+  [[nodiscard]] CounterRng stream(int position) const noexcept {
+    return {seed_, epoch_, index_, static_cast<RngOp>(static_cast<std::uint32_t>(RngOp::pixel_transform) +
+                                                      static_cast<std::uint32_t>(position))};
+  }
+  [[nodiscard]] int width() const noexcept { return width_; }
+  [[nodiscard]] int height() const noexcept { return height_; }
+
+  /// Appends `op`, after every op drawn so far.
+  /// @throws ConfigError when the program is full (validation bounds `max_ops`, so it is not).
+  void add(const ops::pixel::PixelOp& op) { ops::pixel::append(program_.pixels, op); }
+
+  /// A flip of the image at this point of the order (`vertical`: top to bottom). Folded into the
+  /// plan (the resampler's store mirrors it, before any op runs) when every op drawn so far gives
+  /// the same bits on a mirrored image (per pixel, or from whole-image integer statistics, or
+  /// another flip); after any other (a neighbourhood op such as a blur reads its neighbours in an
+  /// order a flip changes), kept in order as a flip op.
+  void flip(bool vertical) {
+    for (int k = 0; k < program_.pixels.count; ++k)
+      if (!commutes_with_flip(program_.pixels.ops[k])) {
+        add(vertical ? ops::pixel::vertical_flip() : ops::pixel::horizontal_flip());
+        return;
+      }
+    (vertical ? program_.flip_y : program_.flip_x) ^= 1;
+  }
+
+  /// Whether the transforms record the calls they draw.
+  [[nodiscard]] bool describing() const noexcept { return calls_ != nullptr; }
+  /// Records a call (when describing; nothing otherwise).
+  void describe(DrawnCall call) {
+    if (calls_) calls_->push_back(std::move(call));
+  }
+
+  [[nodiscard]] const SampleProgram& program() const noexcept { return program_; }
+
+  /// Whether `op` gives the same bits on a mirrored image, mirrored.
+  [[nodiscard]] static bool commutes_with_flip(const ops::pixel::PixelOp& op) {
+    if (op.code == ops::pixel::Flip::code) return true;
+    const ops::pixel::OpKind kind = ops::pixel::op_kind(op.code);
+    return kind == ops::pixel::OpKind::point || kind == ops::pixel::OpKind::statistic;
+  }
+
+ private:
+  std::uint64_t seed_, epoch_, index_;
+  int width_, height_;
+  std::vector<DrawnCall>* calls_;
+  SampleProgram program_{};
+};
+
+/// What the pipeline asks of a pixel transform (see the file's comment).
+template <class T>
+concept PixelTransformType = requires(const T& t, ProgramDraw& d, int position) {
+  { T::name } -> std::convertible_to<const char*>;
+  t.validate();
+  { t.max_ops() } -> std::same_as<int>;
+  t.draw(d, position);
+};
+
+namespace detail {
+
+/// `t.nodes()`, or 1 for a transform that holds no others.
+template <class T>
+[[nodiscard]] int transform_nodes(const T& t) {
+  if constexpr (requires { t.nodes(); }) return t.nodes();
+  else return 1;
+}
+
+/// `t.erases()`, or false.
+template <class T>
+[[nodiscard]] bool transform_erases(const T& t) {
+  if constexpr (requires { t.erases(); }) return t.erases();
+  else return false;
+}
+
+/// `v` as a message shows it: shortest of %.9g.
+[[nodiscard]] inline std::string shown(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+/// Throws `ConfigError("<transform>: <what>")` unless `ok`.
+inline void expect_transform(bool ok, const char* transform, const std::string& what,
+                             SourceLocation where = SourceLocation::current()) {
+  if (!ok) throw ConfigError(std::string(transform) + ": " + what, where);
+}
+
+/// "p must be in [0, 1], got <p>" unless it is.
+inline void expect_probability(const char* transform, double p, SourceLocation where = SourceLocation::current()) {
+  expect_transform(p >= 0.0 && p <= 1.0, transform, "p must be in [0, 1], got " + shown(p), where);
+}
+
+}  // namespace detail
+}  // namespace v0
+}  // namespace conveyor

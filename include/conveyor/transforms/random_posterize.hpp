@@ -1,0 +1,36 @@
+#pragma once
+/// @file
+/// torchvision.transforms.v2.RandomPosterize(bits, p=0.5): `posterize(bits)` with probability p
+/// (skipped when `torch.rand(1) >= p`). `bits` has no default, as in torchvision.
+
+#include <conveyor/config.hpp>
+#include <conveyor/ops/pixel/posterize.hpp>
+#include <conveyor/transforms/program_draw.hpp>
+
+#include <optional>
+#include <string>
+
+namespace conveyor {
+inline namespace v0 {
+
+struct RandomPosterize {
+  static constexpr const char* name = "RandomPosterize";
+  std::optional<int> bits{};  ///< required: bits kept per channel, 0 to 8
+  double p = 0.5;
+
+  void validate() const {
+    detail::expect_transform(bits.has_value(), name, "bits is required (0 to 8)");
+    detail::expect_transform(*bits >= 0 && *bits <= 8, name, "bits must be in [0, 8], got " + std::to_string(*bits));
+    detail::expect_probability(name, p);
+  }
+  [[nodiscard]] int max_ops() const { return 1; }
+  void draw(ProgramDraw& d, int position) const {
+    CounterRng rng = d.stream(position);
+    if (!applies(rng, p)) return;
+    d.add(ops::pixel::posterize(*bits));
+    if (d.describing()) d.describe({"posterize", {DrawnArg::integer("bits", *bits)}});
+  }
+};
+
+}  // namespace v0
+}  // namespace conveyor

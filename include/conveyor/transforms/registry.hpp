@@ -1,0 +1,39 @@
+#pragma once
+/// @file
+/// The pixel transforms ImageAugment runs after its crop and flip, in the user's order: one type
+/// list, and the variant a list element is. A new transform is its file (program_draw.hpp says
+/// what it provides) plus its include and its line in `PixelTransforms`; nothing else names it.
+/// RandomApply, which holds a list of them, is defined in random_apply.hpp (transforms/program.hpp
+/// includes everything).
+
+#include <conveyor/config.hpp>
+#include <conveyor/transforms/color_jitter.hpp>
+#include <conveyor/transforms/grayscale.hpp>
+#include <conveyor/transforms/program_draw.hpp>
+#include <conveyor/transforms/random_erasing.hpp>
+#include <conveyor/transforms/random_grayscale.hpp>
+#include <conveyor/transforms/random_invert.hpp>
+#include <conveyor/transforms/random_posterize.hpp>
+#include <conveyor/transforms/random_solarize.hpp>
+#include <conveyor/transforms/random_vertical_flip.hpp>
+
+#include <variant>
+
+namespace conveyor {
+inline namespace v0 {
+
+struct RandomApply;
+
+template <class... Transforms>
+struct TransformList {
+  using Variant = std::variant<Transforms...>;
+};
+
+using PixelTransforms = TransformList<RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
+                                      RandomPosterize, RandomSolarize, RandomErasing, RandomApply>;
+
+/// One of the registered pixel transforms.
+using PixelTransform = PixelTransforms::Variant;
+
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,209 @@
+// The pixel transforms' draws against torchvision 0.29's distributions, over many samples: which
+// transforms apply, ColorJitter's factors and order, RandomErasing's rectangles. Each reference is
+// written from torchvision's source (the lines cited, in torchvision/transforms/v2/), drawn with a
+// generator of its own; the bounds are ones a correct draw exceeds with a probability near 1e-4, and
+// the seeds are fixed.
+
+#include <conveyor/ops/augment.hpp>
+#include <conveyor/ops/pixel/registry.hpp>
+#include <conveyor/transforms/program.hpp>
+
+#include "support/statistics.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+using namespace conveyor;
+using namespace conveyor_test;
+namespace px = conveyor::ops::pixel;
+
+namespace {
+
+constexpr std::size_t draws = 20000;
+constexpr double alpha = 1e-4;
+
+/// The programs of `draws` samples.
+std::vector<SampleProgram> programs(const std::vector<PixelTransform>& ts, int width = 224, int height = 224) {
+  validate_transforms(ts);
+  std::vector<SampleProgram> out;
+  out.reserve(draws);
+  for (std::uint64_t i = 0; i < draws; ++i) out.push_back(draw_program(ts, 2024, 3, i, width, height));
+  return out;
+}
+
+std::size_t count_code(const SampleProgram& p, std::int32_t code) {
+  std::size_t n = 0;
+  for (int k = 0; k < p.pixels.count; ++k) n += p.pixels.ops[k].code == code;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("each transform applies with probability p (torch.rand(1) >= p skips it: _transform.py:187, "
+          "_container.py:104)",
+          "[transforms][distribution]") {
+  struct Case {
+    PixelTransform t;
+    double p;
+    std::int32_t code;  // the record it draws (0: a folded vertical flip)
+  };
+  const std::vector<Case> cases{
+      {RandomVerticalFlip{.p = 0.3}, 0.3, 0},
+      {RandomGrayscale{}, 0.1, px::RgbToGrayscale::code},  // torchvision's default p
+      {RandomInvert{}, 0.5, px::Invert::code},
+      {RandomPosterize{.bits = 3, .p = 0.7}, 0.7, px::Posterize::code},
+      {RandomSolarize{.threshold = 128.0, .p = 0.2}, 0.2, px::Solarize::code},
+      {RandomApply{.transforms = {RandomInvert{.p = 1.0}}, .p = 0.25}, 0.25, px::Invert::code},
+      {RandomApply{.transforms = {RandomInvert{.p = 0.5}}}, 0.25, px::Invert::code},
+      {RandomErasing{.scale = {0.02, 0.05}}, 0.5, px::Erase::code},  // a small rectangle always fits
+      {RandomInvert{.p = 0.0}, 0.0, px::Invert::code},
+      {RandomInvert{.p = 1.0}, 1.0, px::Invert::code},
+  };
+  for (const Case& c : cases) {
+    std::size_t hits = 0;
+    for (const SampleProgram& p : programs({c.t})) hits += c.code ? count_code(p, c.code) : std::size_t(p.flip_y);
+    INFO(transform_name(c.t) << " p=" << c.p << ": " << hits << " of " << draws);
+    CHECK(binomial_fits(hits, draws, c.p));
+  }
+}
+
+TEST_CASE("ColorJitter's factors are uniform on their ranges and float32 (_color.py:143-152)",
+          "[transforms][distribution]") {
+  const ColorJitter jitter{.brightness = 0.4, .contrast = {0.5, 1.0}, .saturation = 0.8, .hue = 0.1};
+  const std::array<std::array<double, 2>, 4> range{{{0.6, 1.4}, {0.5, 1.0}, {0.2, 1.8}, {-0.1, 0.1}}};
+  const std::array<std::int32_t, 4> codes{px::AdjustBrightness::code, px::AdjustContrast::code,
+                                          px::AdjustSaturation::code, px::AdjustHue::code};
+  std::array<std::vector<double>, 4> factors;
+  for (const SampleProgram& p : programs({jitter})) {
+    REQUIRE(p.pixels.count == 4);
+    for (int k = 0; k < 4; ++k) {
+      const px::PixelOp& op = p.pixels.ops[k];
+      const auto j = static_cast<std::size_t>(std::find(codes.begin(), codes.end(), op.code) - codes.begin());
+      REQUIRE(j < 4);
+      // brightness and hue keep the factor in f[0]; the blends keep float32(ratio) there too.
+      factors[j].push_back(op.f[0]);
+    }
+  }
+  for (std::size_t j = 0; j < 4; ++j) {
+    const double lo = range[j][0], hi = range[j][1];
+    const double d = ks_distance(factors[j], [&](double x) { return std::clamp((x - lo) / (hi - lo), 0.0, 1.0); });
+    INFO("factor " << j << " on [" << lo << ", " << hi << "): KS distance " << d);
+    CHECK(d < ks_bound(draws, alpha));
+    CHECK(*std::min_element(factors[j].begin(), factors[j].end()) >= lo);
+    CHECK(*std::max_element(factors[j].begin(), factors[j].end()) <= hi);
+  }
+}
+
+TEST_CASE("ColorJitter's order is a uniform permutation of the four (torch.randperm(4), _color.py:147), "
+          "those that are None skipped (_color.py:162-170)",
+          "[transforms][distribution]") {
+  SECTION("all four: each of the 24 orders equally likely") {
+    std::map<std::array<std::int32_t, 4>, double> orders;
+    for (const SampleProgram& p : programs({ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1}}))
+      ++orders[{p.pixels.ops[0].code, p.pixels.ops[1].code, p.pixels.ops[2].code, p.pixels.ops[3].code}];
+    REQUIRE(orders.size() == 24);
+    std::vector<double> counts;
+    for (const auto& [order, n] : orders) counts.push_back(n);
+    CHECK(chi_square_uniform(counts) < chi_square_bound(23));
+  }
+  SECTION("two of them: either first, half the time") {
+    std::size_t brightness_first = 0;
+    for (const SampleProgram& p : programs({ColorJitter{.brightness = 0.4, .hue = 0.1}})) {
+      REQUIRE(p.pixels.count == 2);
+      brightness_first += p.pixels.ops[0].code == px::AdjustBrightness::code;
+    }
+    CHECK(binomial_fits(brightness_first, draws, 0.5));
+  }
+}
+
+TEST_CASE("RandomErasing's rectangles follow v2's make_params (_augment.py:98-134)", "[transforms][distribution]") {
+  // The reference: the source's loop, in double precision, with its own generator.
+  struct Rect {
+    int i, j, h, w;
+  };
+  const auto reference = [](const RandomErasing& e, int img_h, int img_w, std::mt19937_64& gen) -> std::optional<Rect> {
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const double area = double(img_h) * img_w;
+    const double log_lo = std::log(e.ratio[0]), log_hi = std::log(e.ratio[1]);
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      const double erase_area = area * (e.scale[0] + (e.scale[1] - e.scale[0]) * unit(gen));
+      const double aspect = std::exp(log_lo + (log_hi - log_lo) * unit(gen));
+      const int h = static_cast<int>(std::nearbyint(std::sqrt(erase_area * aspect)));
+      const int w = static_cast<int>(std::nearbyint(std::sqrt(erase_area / aspect)));
+      if (!(h < img_h && w < img_w)) continue;
+      const int i = std::uniform_int_distribution<int>(0, img_h - h)(gen);
+      const int j = std::uniform_int_distribution<int>(0, img_w - w)(gen);
+      return Rect{i, j, h, w};
+    }
+    return std::nullopt;
+  };
+  struct Case {
+    RandomErasing e;
+    int h, w;
+  };
+  const std::vector<Case> cases{{RandomErasing{.p = 1.0}, 224, 224},
+                                {RandomErasing{.p = 1.0}, 96, 160},
+                                {RandomErasing{.p = 1.0, .scale = {0.3, 0.9}, .ratio = {0.2, 5.0}}, 32, 48}};
+  for (const Case& c : cases) {
+    std::mt19937_64 gen(99);
+    std::array<std::vector<double>, 4> ours, theirs;
+    std::size_t ours_none = 0, theirs_none = 0;
+    for (const SampleProgram& p : programs({c.e}, c.w, c.h)) {
+      if (p.pixels.count == 0) {
+        ++ours_none;
+        continue;
+      }
+      const px::PixelOp& op = p.pixels.ops[0];
+      REQUIRE(op.code == px::Erase::code);
+      REQUIRE(op.i[0] + op.i[2] <= c.h);
+      REQUIRE(op.i[1] + op.i[3] <= c.w);
+      for (std::size_t k = 0; k < 4; ++k) ours[k].push_back(op.i[k]);
+    }
+    for (std::size_t n = 0; n < draws; ++n) {
+      const auto r = reference(c.e, c.h, c.w, gen);
+      if (!r) {
+        ++theirs_none;
+        continue;
+      }
+      theirs[0].push_back(r->i);
+      theirs[1].push_back(r->j);
+      theirs[2].push_back(r->h);
+      theirs[3].push_back(r->w);
+    }
+    INFO(c.h << " x " << c.w << ": no rectangle in " << ours_none << " draws (reference " << theirs_none << ")");
+    // The share of samples with no rectangle: within the two binomials' spread.
+    const double pooled = double(ours_none + theirs_none) / (2.0 * draws);
+    CHECK(std::abs(double(ours_none) - double(theirs_none)) <= 4.5 * std::sqrt(2.0 * draws * pooled * (1 - pooled)) + 1);
+    static constexpr const char* names[4] = {"top i", "left j", "height h", "width w"};
+    for (std::size_t k = 0; k < 4; ++k) {
+      const double d = ks_distance(ours[k], theirs[k]);
+      INFO(names[k] << ": two-sample KS distance " << d);
+      CHECK(d < ks_bound(ours[k].size(), theirs[k].size(), alpha));
+    }
+  }
+}
+
+TEST_CASE("RandomErasing's value: the given numbers, or a fresh normal stream per sample", "[transforms][distribution]") {
+  std::vector<std::uint64_t> keys;
+  for (const SampleProgram& p : programs({RandomErasing{.p = 1.0, .value = ErasingValue::random()}})) {
+    REQUIRE(p.pixels.count == 1);
+    REQUIRE(p.pixels.ops[0].i[4] == 1);
+    keys.push_back(static_cast<std::uint32_t>(p.pixels.ops[0].i[5]) |
+                   std::uint64_t{static_cast<std::uint32_t>(p.pixels.ops[0].i[6])} << 32);
+  }
+  std::sort(keys.begin(), keys.end());
+  CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+  const std::vector<PixelTransform> half{RandomErasing{.p = 1.0, .value = 0.5}};
+  const SampleProgram one = draw_program(half, 1, 0, 0, 224, 224);
+  REQUIRE(one.pixels.count == 1);
+  CHECK(one.pixels.ops[0].i[4] == 0);
+  CHECK(one.pixels.ops[0].f[0] == 0.5f);
+  CHECK(one.pixels.ops[0].f[2] == 0.5f);
+}

@@ -1,0 +1,258 @@
+// Pixel transforms drawing their programs: each from its own stream, a pure function of the
+// sample, flips folded into the plan only where that is exact, calls described as torchvision's,
+// and lists ImageAugment cannot run refused with the transform and the reason.
+
+#include <conveyor/ops/pixel/registry.hpp>
+#include <conveyor/transforms/program.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <variant>
+#include <vector>
+
+using namespace conveyor;
+namespace px = conveyor::ops::pixel;
+
+namespace {
+
+bool same_ops(const px::PixelProgram& a, int from_a, const px::PixelProgram& b, int from_b, int count) {
+  return std::memcmp(a.ops + from_a, b.ops + from_b, sizeof(px::PixelOp) * std::size_t(count)) == 0;
+}
+
+bool same(const SampleProgram& a, const SampleProgram& b) {
+  return a.pixels.count == b.pixels.count && same_ops(a.pixels, 0, b.pixels, 0, a.pixels.count) &&
+         a.flip_x == b.flip_x && a.flip_y == b.flip_y;
+}
+
+SampleProgram draw(const std::vector<PixelTransform>& ts, std::uint64_t index, std::uint64_t epoch = 0,
+                   std::vector<DrawnCall>* calls = nullptr) {
+  validate_transforms(ts);
+  return draw_program(ts, 42, epoch, index, 224, 224, calls);
+}
+
+std::string config_error(const std::vector<PixelTransform>& ts) {
+  try {
+    validate_transforms(ts);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+/// A recipe with every kind of draw: a permutation, factors, probabilities, a rectangle.
+std::vector<PixelTransform> recipe() {
+  return {ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1},
+          RandomGrayscale{.p = 0.2},
+          RandomPosterize{.bits = 4},
+          RandomSolarize{.threshold = 128.0, .p = 0.3},
+          RandomErasing{.p = 0.5}};
+}
+
+}  // namespace
+
+TEST_CASE("a program is a pure function of (seed, epoch, index): drawn again, the same records", "[transforms]") {
+  const auto ts = recipe();
+  int differ_by_index = 0, differ_by_epoch = 0;
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    const SampleProgram a = draw(ts, i);
+    REQUIRE(same(a, draw(ts, i)));
+    REQUIRE(same(a, draw_program(ts, 42, 0, i, 224, 224)));
+    differ_by_index += !same(a, draw(ts, i + 1));
+    differ_by_epoch += !same(a, draw(ts, i, 1));
+    REQUIRE(!same(a, draw_program(ts, 43, 0, i, 224, 224)));  // jitter factors differ with the seed
+  }
+  CHECK(differ_by_index == 200);
+  CHECK(differ_by_epoch == 200);
+}
+
+TEST_CASE("a transform draws from its own stream: one added after it changes nothing before it", "[transforms]") {
+  const auto ts = recipe();
+  std::vector<PixelTransform> longer = ts;
+  longer.insert(longer.end() - 1, RandomInvert{.p = 0.5});  // after all but the erasing, which must stay last
+  int inverted = 0;
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    const SampleProgram a = draw(ts, i), b = draw(longer, i);
+    int kept = a.pixels.count;
+    if (kept > 0 && a.pixels.ops[kept - 1].code == px::Erase::code) --kept;
+    REQUIRE(b.pixels.count >= kept);
+    REQUIRE(same_ops(a.pixels, 0, b.pixels, 0, kept));
+    REQUIRE(b.pixels.count <= kept + 2);
+    if (b.pixels.count > kept && b.pixels.ops[kept].code == px::Invert::code) ++inverted;
+    else if (b.pixels.count > kept) REQUIRE(b.pixels.ops[kept].code == px::Erase::code);
+  }
+  CHECK(inverted > 100);
+  CHECK(inverted < 200);
+}
+
+TEST_CASE("RandomApply's transforms keep their streams whether it applies them or not", "[transforms]") {
+  // The grayscale after RandomApply draws the same whatever RandomApply's p (its inner
+  // transforms' positions are counted either way).
+  const auto with = [](double p) {
+    return std::vector<PixelTransform>{RandomApply{.transforms = {RandomInvert{.p = 1.0}, RandomSolarize{.threshold = 10.0}}, .p = p},
+                                       RandomGrayscale{.p = 0.5}};
+  };
+  int grayscale = 0;
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    const SampleProgram never = draw(with(0.0), i), always = draw(with(1.0), i);
+    REQUIRE(always.pixels.count >= 1);
+    REQUIRE(always.pixels.ops[0].code == px::Invert::code);
+    const bool gray_never = never.pixels.count == 1;
+    const bool gray_always = always.pixels.ops[always.pixels.count - 1].code == px::RgbToGrayscale::code;
+    REQUIRE(gray_never == gray_always);
+    grayscale += gray_never;
+    if (gray_never) REQUIRE(never.pixels.ops[0].code == px::RgbToGrayscale::code);
+  }
+  CHECK(grayscale > 100);
+  CHECK(grayscale < 200);
+}
+
+TEST_CASE("flips fold into the plan after ops that commute with them, and stay in order after others",
+          "[transforms][flip]") {
+  SECTION("alone, or after per-pixel and whole-image statistic ops: folded") {
+    const std::vector<PixelTransform> ts{ColorJitter{.brightness = 0.5, .contrast = 0.5},
+                                         RandomGrayscale{.p = 1.0}, RandomVerticalFlip{.p = 1.0}};
+    const SampleProgram p = draw(ts, 7);
+    CHECK(p.flip_y == 1);
+    CHECK(p.flip_x == 0);
+    for (int k = 0; k < p.pixels.count; ++k) CHECK(p.pixels.ops[k].code != px::Flip::code);
+    // Two flips cancel in the plan.
+    const SampleProgram twice = draw({RandomVerticalFlip{.p = 1.0}, RandomInvert{.p = 1.0}, RandomVerticalFlip{.p = 1.0}}, 7);
+    CHECK(twice.flip_y == 0);
+    CHECK(twice.pixels.count == 1);
+  }
+  SECTION("after a neighbourhood op: a flip op, in order") {
+    ProgramDraw d(1, 2, 3, 64, 48);
+    d.add(px::adjust_contrast(1.5));
+    d.flip(true);
+    CHECK(d.program().flip_y == 1);
+    CHECK(d.program().pixels.count == 1);
+    d.add(px::adjust_sharpness(2.0));
+    d.flip(true);
+    d.flip(false);
+    REQUIRE(d.program().pixels.count == 4);
+    CHECK(d.program().pixels.ops[2].code == px::Flip::code);
+    CHECK(d.program().pixels.ops[2].i[0] == 1);
+    CHECK(d.program().pixels.ops[3].code == px::Flip::code);
+    CHECK(d.program().pixels.ops[3].i[0] == 0);
+    CHECK(d.program().flip_y == 1);
+    CHECK(d.program().flip_x == 0);
+  }
+  SECTION("flip ops commute with flips; blurs, sharpening and affine maps do not") {
+    CHECK(ProgramDraw::commutes_with_flip(px::vertical_flip()));
+    CHECK(ProgramDraw::commutes_with_flip(px::adjust_hue(0.2)));
+    CHECK(ProgramDraw::commutes_with_flip(px::equalize()));
+    CHECK_FALSE(ProgramDraw::commutes_with_flip(px::adjust_sharpness(2.0)));
+    CHECK_FALSE(ProgramDraw::commutes_with_flip(px::gaussian_blur(3, 3, 1.0, 1.0)));
+    CHECK_FALSE(ProgramDraw::commutes_with_flip(px::rotate({.angle = 30.0}, 32, 32)));
+  }
+}
+
+TEST_CASE("the drawn calls are torchvision's functionals with the records' parameters", "[transforms]") {
+  const std::vector<PixelTransform> ts{ColorJitter{.brightness = 0.4, .contrast = {0.5, 0.9}, .saturation = 0.4, .hue = 0.1},
+                                       Grayscale{},
+                                       RandomVerticalFlip{.p = 1.0},
+                                       RandomPosterize{.bits = 3, .p = 1.0},
+                                       RandomSolarize{.threshold = 100.5, .p = 1.0},
+                                       RandomInvert{.p = 1.0},
+                                       RandomErasing{.p = 1.0, .value = {0.25, -1.0, 2.0}},
+                                       RandomErasing{.p = 1.0, .value = ErasingValue::random()}};
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    std::vector<DrawnCall> calls;
+    const SampleProgram p = draw(ts, i, 0, &calls);
+    REQUIRE(calls.size() == std::size_t(p.pixels.count) + 1);  // the vertical flip is folded: a call, no record
+    REQUIRE(p.flip_y == 1);
+    std::size_t c = 0;
+    for (int k = 0; k < p.pixels.count; ++k, ++c) {
+      if (calls[c].function == "vertical_flip") ++c;
+      const px::PixelOp& op = p.pixels.ops[k];
+      const DrawnCall& call = calls[c];
+      CHECK(call.function == px::op_name(op.code));
+      const auto number = [&](std::size_t a) { return std::get<double>(call.args.at(a).value); };
+      const auto integer = [&](std::size_t a) { return std::get<std::int64_t>(call.args.at(a).value); };
+      switch (op.code) {
+        case px::AdjustBrightness::code:
+          CHECK(call.args.at(0).name == "brightness_factor");
+          CHECK(static_cast<float>(number(0)) == op.f[0]);
+          CHECK(static_cast<double>(static_cast<float>(number(0))) == number(0));  // a float32, as torch draws it
+          break;
+        case px::AdjustContrast::code:
+          CHECK(call.args.at(0).name == "contrast_factor");
+          CHECK(number(0) >= 0.5);
+          CHECK(number(0) < 0.9);
+          CHECK(static_cast<float>(number(0)) == op.f[0]);
+          break;
+        case px::AdjustHue::code: CHECK(static_cast<float>(number(0)) == op.f[0]); break;
+        case px::AdjustSaturation::code: CHECK(static_cast<float>(number(0)) == op.f[0]); break;
+        case px::RgbToGrayscale::code: CHECK(integer(0) == 3); break;
+        case px::Posterize::code:
+          CHECK(integer(0) == 3);
+          CHECK(op.i[0] == 0xE0);
+          break;
+        case px::Solarize::code: CHECK(number(0) == 100.5); break;
+        case px::Invert::code: CHECK(call.args.empty()); break;
+        case px::Erase::code:
+          CHECK(integer(0) == op.i[0]);
+          CHECK(integer(1) == op.i[1]);
+          CHECK(integer(2) == op.i[2]);
+          CHECK(integer(3) == op.i[3]);
+          if (op.i[4]) {
+            CHECK(call.args.at(4).name == "key");
+            const auto key = std::get<std::uint64_t>(call.args.at(4).value);
+            CHECK(static_cast<std::uint32_t>(op.i[5]) == static_cast<std::uint32_t>(key));
+          } else {
+            CHECK(std::get<std::vector<double>>(call.args.at(4).value) == std::vector<double>{0.25, -1.0, 2.0});
+          }
+          break;
+        default: FAIL("unexpected op " << op.code);
+      }
+    }
+  }
+}
+
+TEST_CASE("a transform list ImageAugment cannot run is refused, naming the transform and why", "[transforms]") {
+  using Catch::Matchers::Contains;
+  CHECK_THAT(config_error({RandomInvert{.p = 1.5}}), Contains("transforms[0]: RandomInvert: p must be in [0, 1], got 1.5"));
+  CHECK_THAT(config_error({RandomInvert{}, RandomPosterize{}}), Contains("transforms[1]: RandomPosterize: bits is required"));
+  CHECK_THAT(config_error({RandomPosterize{.bits = 9}}), Contains("bits must be in [0, 8], got 9"));
+  CHECK_THAT(config_error({RandomSolarize{}}), Contains("RandomSolarize: threshold is required"));
+  CHECK_THAT(config_error({RandomSolarize{.threshold = 300.0}}), Contains("threshold must be at most 255"));
+  CHECK_THAT(config_error({Grayscale{.num_output_channels = 1}}), Contains("num_output_channels must be 3"));
+  CHECK_THAT(config_error({ColorJitter{.brightness = -0.1}}),
+             Contains("ColorJitter: brightness as a single number must be non negative, got -0.1"));
+  CHECK_THAT(config_error({ColorJitter{.hue = 0.6}}),
+             Contains("hue values should be between (-0.5, 0.5) and increasing, but got (-0.6, 0.6)"));
+  CHECK_THAT(config_error({ColorJitter{.contrast = {1.5, 0.5}}}), Contains("contrast values should be between (0, inf)"));
+  CHECK_THAT(config_error({RandomErasing{.scale = {0.5, 0.2}}}), Contains("RandomErasing: scale must satisfy"));
+  CHECK_THAT(config_error({RandomErasing{.ratio = {0.0, 1.0}}}), Contains("RandomErasing: ratio must satisfy"));
+  CHECK_THAT(config_error({RandomApply{}}), Contains("RandomApply: pass at least one transform"));
+  CHECK_THAT(config_error({RandomApply{.transforms = {RandomInvert{}, RandomInvert{.p = 2.0}}}}),
+             Contains("transforms[0]: RandomApply: transforms[1]: RandomInvert: p must be in [0, 1], got 2"));
+  CHECK_THAT(config_error({RandomErasing{}, RandomInvert{}}),
+             Contains("RandomInvert comes after RandomErasing, which erases the normalised output"));
+  CHECK_THAT(config_error({RandomApply{.transforms = {RandomErasing{}, RandomGrayscale{}}}}),
+             Contains("RandomGrayscale comes after RandomErasing"));
+  CHECK_THAT(config_error({ColorJitter{}, ColorJitter{}, ColorJitter{}, ColorJitter{}, RandomInvert{}}),
+             Contains("may draw up to 17 pixel ops, more than a sample's program holds (16)"));
+  CHECK(config_error({ColorJitter{}, ColorJitter{}, ColorJitter{}, ColorJitter{}}) == "no error");
+  CHECK(config_error({RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}}) == "no error");
+  CHECK(config_error(recipe()) == "no error");
+}
+
+TEST_CASE("ColorJitter's ranges are torchvision's: a number v is [max(0, 1 - v), 1 + v], or [-v, v] for hue; "
+          "None where the range is the identity",
+          "[transforms]") {
+  const auto ranges = ColorJitter{.brightness = 1.5, .contrast = {0.2, 0.3}, .saturation = 0.0, .hue = 0.25}.ranges();
+  REQUIRE(ranges[0]);
+  CHECK((*ranges[0])[0] == 0.0);
+  CHECK((*ranges[0])[1] == 2.5);
+  CHECK((*ranges[1])[0] == 0.2);
+  CHECK_FALSE(ranges[2]);  // 0 means [1, 1]: None
+  CHECK((*ranges[3])[0] == -0.25);
+  CHECK_FALSE(ColorJitter{.brightness = {1.0, 1.0}, .hue = {0.0, 0.0}}.ranges()[0]);
+  CHECK_FALSE(ColorJitter{.brightness = {1.0, 1.0}, .hue = {0.0, 0.0}}.ranges()[3]);
+  // A ColorJitter with nothing to jitter draws nothing.
+  CHECK(draw({ColorJitter{}}, 3).pixels.count == 0);
+}
