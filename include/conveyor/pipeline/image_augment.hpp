@@ -17,10 +17,12 @@
 #include <conveyor/ops/cpu/resample.hpp>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/plan.hpp>
+#include <conveyor/pipeline/augment/cpu_program.hpp>
 #include <conveyor/pipeline/augment/decode_job.hpp>
 #include <conveyor/pipeline/augment/device_staging.hpp>
 #include <conveyor/pipeline/augment/geometry.hpp>
 #include <conveyor/pipeline/augment/workspace.hpp>
+#include <conveyor/transforms/program.hpp>
 
 #include <algorithm>
 #include <array>
@@ -31,17 +33,21 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace conveyor {
 inline namespace v0 {
 
-/// Decode, crop (random or centred), resize, flip, normalise and convert one image, with
-/// torchvision's semantics. Every random decision comes from the sample's own counter-based
-/// streams (seed, epoch, index, op).
+/// Decode, crop (random or centred), resize, flip, run pixel transforms, normalise and convert one
+/// image, with torchvision's semantics. Every random decision comes from the sample's own
+/// counter-based streams (seed, epoch, index, op).
 ///
 /// ```
 /// conveyor::ImageAugment train{.crop = conveyor::RandomResizedCrop{.size = 224},
-///                              .flip = {.p = 0.5}, .normalize = conveyor::Normalize::imagenet(),
+///                              .flip = {.p = 0.5},
+///                              .transforms = {conveyor::ColorJitter{.brightness = 0.4, .hue = 0.1},
+///                                             conveyor::RandomGrayscale{.p = 0.2}},
+///                              .normalize = conveyor::Normalize::imagenet(),
 ///                              .dtype = conveyor::DType::bf16};
 /// conveyor::ImageAugment eval{.crop = conveyor::CenterCrop{224}, .resize = conveyor::Resize{256}};
 /// ```
@@ -52,6 +58,10 @@ struct ImageAugment {
   std::optional<Resize> resize{};
   /// Horizontal flip probability (0: never).
   HorizontalFlip flip{.p = 0.0};
+  /// Pixel transforms after the crop and flip, in order: torchvision v2's classes with their
+  /// arguments (transforms/registry.hpp lists them). Each sample draws its own program from them.
+  /// RandomErasing, which applies to the normalised output, comes last.
+  std::vector<PixelTransform> transforms{};
   /// Normalisation for float outputs; without it floats are pixels / 255. Not allowed with u8.
   std::optional<Normalize> normalize{};
   DType dtype = DType::f32;
@@ -111,6 +121,7 @@ struct ImageAugment {
     if (normalize)
       for (float s : normalize->std)
         if (!(s > 0)) throw ConfigError("ImageAugment: normalize std must be > 0, got " + std::to_string(s));
+    validate_transforms(transforms);
   }
 
   /// Shape of one output image: {3, size, size} (NCHW) or {size, size, 3} (NHWC).
@@ -132,10 +143,37 @@ struct ImageAugment {
     return p;
   }
 
-  /// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels. The
-  /// source view is left for the caller, who knows where the pixels are.
+  /// The pixel program of sample `ctx.index`: `transforms` drawn for its output image (empty
+  /// without transforms).
+  [[nodiscard]] SampleProgram program(const SampleContext& ctx) const {
+    if (transforms.empty()) return {};
+    return draw_program(transforms, ctx.seed, ctx.epoch, ctx.index, output_size(), output_size());
+  }
+
+  /// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels, with the
+  /// flips its program folds in. The source view is left for the caller, who knows where the
+  /// pixels are.
   [[nodiscard]] ops::SamplePlan plan(const SampleContext& ctx, int width, int height) const {
-    return detail::plan_geometry(crop, resize, flip, ctx, width, height);
+    return plan(ctx, width, height, program(ctx));
+  }
+  /// The same, for the sample's program `drawn`.
+  [[nodiscard]] ops::SamplePlan plan(const SampleContext& ctx, int width, int height, const SampleProgram& drawn) const {
+    ops::SamplePlan p = detail::plan_geometry(crop, resize, flip, ctx, width, height);
+    p.flip ^= drawn.flip_x;
+    p.flip_y ^= drawn.flip_y;
+    return p;
+  }
+
+  /// What conveyor draws for sample `index` of `epoch` under `seed`, whose (oriented) image is
+  /// `width` x `height`, as the torchvision.transforms.v2.functional calls that reproduce it in
+  /// order: the crop and resize (`resized_crop`, or `resize` and `center_crop`), the flip, then
+  /// the pixel transforms' calls (erasing last, on the normalised image). For parity tests.
+  [[nodiscard]] std::vector<DrawnCall> drawn_calls(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index,
+                                                   int width, int height) const {
+    std::vector<DrawnCall> calls;
+    detail::describe_geometry(crop, resize, flip, {seed, epoch, index, nullptr}, width, height, calls);
+    if (!transforms.empty()) (void)draw_program(transforms, seed, epoch, index, output_size(), output_size(), &calls);
+    return calls;
   }
 
   /// The stages a pipeline's stats report for this transform, after its read: decoding (the
@@ -152,12 +190,17 @@ struct ImageAugment {
   /// Per-worker state: a decoder and buffers, reused for every sample.
   using Workspace = detail::AugmentWorkspace;
   using DecodeJob = detail::DecodeJob;
-  [[nodiscard]] Workspace make_workspace() const { return Workspace{ImageDecoder(decode), {}, {}}; }
+  [[nodiscard]] Workspace make_workspace() const { return Workspace{.decoder = ImageDecoder(decode)}; }
 
   /// Decodes `image` and writes the augmented image to `out` (`sample_spec().bytes()` bytes).
   /// @throws DecodeError when the bytes are not a decodable image.
   void apply(const SampleContext& ctx, std::span<const std::byte> image, std::span<std::byte> out, Workspace& ws) const {
-    resample_on_cpu(ctx, decode_to_workspace(ctx, plan_decode(ctx, image, ws), ws), out.data(), ws);
+    const SampleProgram drawn = program(ctx);
+    const ops::SamplePlan p = decode_to_workspace(ctx, plan_decode(ctx, image, ws, drawn), ws);
+    if (drawn.pixels.count == 0)
+      resample_on_cpu(ctx, p, out.data(), ws);
+    else
+      run_program(ctx, p, drawn.pixels, out.data(), ws);
   }
 
   /// Source scale above which a sample is finished on the CPU instead of by a device.
@@ -169,6 +212,8 @@ struct ImageAugment {
   /// A device JPEG decoder gets windows of up to 786,432 pixels (or 4x the output's, if more):
   /// ImageNet's files whole, so a crop of any of them fits.
   [[nodiscard]] DeviceWork device_work() const {
+    if (!transforms.empty())
+      throw ConfigError("ImageAugment: pixel transforms run on the CPU backend (device = -1) for now");
     const SampleSpec spec = sample_spec();
     const std::size_t out = spec.bytes();
     const std::size_t window_pixels = std::max<std::size_t>(1024 * 768, 4 * std::size_t(output_size()) * std::size_t(output_size()));
@@ -185,9 +230,11 @@ struct ImageAugment {
   /// @throws DecodeError when the bytes are not a decodable image.
   [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> image,
                                       StagingArea& area, Workspace& ws) const {
+    const SampleProgram drawn = program(ctx);
     if (area.device_jpeg && area.device_jpeg->drawn)
-      if (const std::optional<ops::SamplePlan> p = stage_for_device_decode(ctx, image, *area.device_jpeg, area, ws)) return *p;
-    const DecodeJob job = plan_decode(ctx, image, ws);
+      if (const std::optional<ops::SamplePlan> p = stage_for_device_decode(ctx, image, *area.device_jpeg, area, ws, drawn))
+        return *p;
+    const DecodeJob job = plan_decode(ctx, image, ws, drawn);
     const bool engine_able = area.device_jpeg && !area.device_jpeg->drawn && detail::engine_takes(ws.decoder);
     if (const std::optional<std::size_t> at = detail::claim_window(job, area)) {
       decode_into(ctx, job, reinterpret_cast<std::uint8_t*>(area.data + *at), ws,
@@ -209,27 +256,29 @@ struct ImageAugment {
   [[nodiscard]] std::optional<ops::SamplePlan> stage_for_device_decode(const SampleContext& ctx,
                                                                        std::span<const std::byte> image,
                                                                        const DeviceJpegPlace& place, StagingArea& area,
-                                                                       Workspace& ws) const {
+                                                                       Workspace& ws, const SampleProgram& drawn) const {
     if (image.size() > place.max_file_bytes) return std::nullopt;
     // Header, plan and copy are the offload's time, and only a staged sample's: a refused one goes
     // on to the CPU's stages, which time their own header read (auto's model divides the
     // offload's time by the samples staged).
     StageTimer timer(ctx, offload_stage, StageTimer::Counts::when_counted);
-    const DecodeJob job = plan_decode({ctx.seed, ctx.epoch, ctx.index, nullptr}, image, ws, false);
+    const DecodeJob job = plan_decode({ctx.seed, ctx.epoch, ctx.index, nullptr}, image, ws, drawn, false);
     std::optional<ops::SamplePlan> p = detail::place_for_device_decode(job, ws.decoder, image, place, area);
     if (p) timer.count_sample();
     return p;
   }
 
-  /// Reads the header and plans the sample and its window (`detail::decode_job`), at a DCT scale
-  /// where `dct_scaling` and `scaled_decoding()` allow, without decoding a pixel.
+  /// Reads the header and plans the sample (whose program is `drawn`) and its window
+  /// (`detail::decode_job`), at a DCT scale where `dct_scaling` and `scaled_decoding()` allow,
+  /// without decoding a pixel.
   [[nodiscard]] DecodeJob plan_decode(const SampleContext& ctx, std::span<const std::byte> image, Workspace& ws,
-                                      bool dct_scaling = true) const {
+                                      const SampleProgram& drawn, bool dct_scaling = true) const {
     StageTimer timer(ctx, decode_stage, StageTimer::Counts::time);  // decode_into counts the sample
     const ImageInfo info = ws.decoder.read_header(image);
     const int orientation = exif_orientation ? info.orientation : 1;
     const auto [width, height] = detail::oriented_size(info, orientation);
-    return detail::decode_job(info, orientation, plan(ctx, width, height), dct_scaling && scaled_decoding(), roi);
+    return detail::decode_job(info, orientation, plan(ctx, width, height, drawn), dct_scaling && scaled_decoding(),
+                              roi);
   }
 
   /// Decodes `job`'s window into `dst` (rows packed, 3 bytes a pixel), timed as `stage`.
@@ -252,6 +301,14 @@ struct ImageAugment {
     StageTimer timer(ctx, augment_stage);
     detail::NvtxRange range("augment");
     ops::cpu::resample(ws.pixels.data(), p, output_params(), out, ws.scratch);
+  }
+
+  /// Resamples the workspace's pixels as `p` says and runs `program` on them, into `out`.
+  void run_program(const SampleContext& ctx, const ops::SamplePlan& p, const ops::pixel::PixelProgram& program,
+                   std::byte* out, Workspace& ws) const {
+    StageTimer timer(ctx, augment_stage);
+    detail::NvtxRange range("augment");
+    detail::run_program_on_cpu(p, program, output_params(), out, ws);
   }
 };
 

@@ -1,0 +1,184 @@
+// ImageAugment's pixel transforms on the CPU backend, on the real photos: a program that draws
+// nothing takes today's path bit for bit; otherwise the drawn program runs on the resampled u8
+// image before normalisation, and erasing on the normalised output.
+
+#include <conveyor/conveyor.hpp>
+#include <conveyor/ops/cpu/pixel_program.hpp>
+
+#include "support/data.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <vector>
+
+using namespace conveyor;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The photos of the real-image corpus (JPEGs of 0.1 to 13 megapixels, colour and grey,
+/// baseline and progressive), in name order.
+InMemory corpus_photos(const fs::path& data) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(data / "photos"))
+    if (e.path().extension() == ".jpg") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  InMemory d;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::ifstream in(files[i], std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    d.add(std::as_bytes(std::span(bytes)), std::int64_t(i));
+  }
+  return d;
+}
+
+/// `aug` on sample `index` of `data`, on the CPU.
+std::vector<std::byte> apply_one(const ImageAugment& aug, const InMemory& data, std::uint64_t index,
+                                 std::uint64_t seed = 5, std::uint64_t epoch = 0) {
+  auto ws = aug.make_workspace();
+  std::vector<std::byte> out(aug.sample_spec().bytes());
+  aug.apply({seed, epoch, index, nullptr}, data.bytes(index), out, ws);
+  return out;
+}
+
+/// `aug` with `transforms`.
+ImageAugment with(ImageAugment aug, std::vector<PixelTransform> transforms) {
+  aug.transforms = std::move(transforms);
+  aug.validate();
+  return aug;
+}
+
+std::vector<ImageAugment> settings() {
+  std::vector<ImageAugment> out;
+  for (const DType dtype : {DType::u8, DType::f32, DType::f16, DType::bf16})
+    for (const Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      ImageAugment a{.crop = RandomResizedCrop{.size = 48}, .flip = {.p = 0.5}, .dtype = dtype, .layout = layout};
+      if (dtype != DType::u8) a.normalize = Normalize::imagenet();
+      out.push_back(a);
+    }
+  out.push_back(ImageAugment{.crop = CenterCrop{40}, .resize = Resize{44}, .dtype = DType::f32, .layout = Layout::NHWC});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a program that draws nothing takes today's path: the same bytes as no transforms", "[pipeline][transforms]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const InMemory photos = corpus_photos(data);
+  for (const ImageAugment& base : settings()) {
+    const ImageAugment idle = with(base, {RandomInvert{.p = 0.0}, RandomApply{.transforms = {Grayscale{}}, .p = 0.0},
+                                          ColorJitter{.brightness = {1.0, 1.0}}, RandomErasing{.p = 0.0}});
+    for (std::uint64_t i = 0; i < photos.size(); ++i) {
+      REQUIRE(idle.program({5, 0, i, nullptr}).pixels.count == 0);
+      REQUIRE(apply_one(idle, photos, i) == apply_one(base, photos, i));
+    }
+  }
+}
+
+TEST_CASE("the drawn program runs on the resampled u8 image, then the store normalises it", "[pipeline][transforms]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const InMemory photos = corpus_photos(data);
+  const std::vector<PixelTransform> recipe{ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1},
+                                           RandomGrayscale{.p = 0.3},
+                                           RandomVerticalFlip{.p = 0.5},
+                                           RandomPosterize{.bits = 5, .p = 0.3},
+                                           RandomSolarize{.threshold = 160.0, .p = 0.3},
+                                           RandomInvert{.p = 0.3},
+                                           RandomErasing{.p = 0.7, .value = ErasingValue::random()}};
+  for (const ImageAugment& base : settings()) {
+    INFO("dtype " << to_string(base.dtype) << ", layout " << to_string(base.layout));
+    const ImageAugment aug = with(base, recipe);
+    // The same crop and flip, resampled to u8 HWC with no transforms: the program's input.
+    ImageAugment plain = base;
+    plain.dtype = DType::u8;
+    plain.layout = Layout::NHWC;
+    plain.normalize.reset();
+    const int n = aug.output_size();
+    for (std::uint64_t i = 0; i < photos.size(); ++i) {
+      const SampleProgram drawn = aug.program({5, 0, i, nullptr});
+      std::vector<std::byte> image = apply_one(plain, photos, i);
+      if (drawn.flip_y)  // folded into the plan: mirror the rows as the resampler's store does
+        for (int y = 0; y < n / 2; ++y)
+          std::swap_ranges(image.begin() + std::ptrdiff_t(y) * n * 3, image.begin() + std::ptrdiff_t(y + 1) * n * 3,
+                           image.begin() + std::ptrdiff_t(n - 1 - y) * n * 3);
+      std::vector<std::byte> expect(aug.sample_spec().bytes());
+      ops::cpu::PixelScratch scratch;
+      ops::cpu::run_pixel_program(drawn.pixels, reinterpret_cast<std::uint8_t*>(image.data()), n, n,
+                                  aug.output_params(), expect.data(), scratch);
+      REQUIRE(apply_one(aug, photos, i) == expect);
+    }
+  }
+}
+
+TEST_CASE("RandomInvert, RandomVerticalFlip and Grayscale change today's u8 output as torchvision's functionals do",
+          "[pipeline][transforms]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const InMemory photos = corpus_photos(data);
+  const ImageAugment base{.crop = RandomResizedCrop{.size = 56}, .flip = {.p = 0.5}, .dtype = DType::u8,
+                          .layout = Layout::NHWC};
+  const int n = 56;
+  for (std::uint64_t i = 0; i < photos.size(); ++i) {
+    const auto plain = apply_one(base, photos, i);
+    const auto at = [&](const std::vector<std::byte>& img, int x, int y, int c) {
+      return std::to_integer<int>(img[(std::size_t(y) * n + std::size_t(x)) * 3 + std::size_t(c)]);
+    };
+    const auto inverted = apply_one(with(base, {RandomInvert{.p = 1.0}}), photos, i);
+    const auto flipped = apply_one(with(base, {RandomVerticalFlip{.p = 1.0}}), photos, i);
+    const auto gray = apply_one(with(base, {Grayscale{}}), photos, i);
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x) {
+        // rgb_to_grayscale: floor(0.2989 r + 0.587 g + 0.114 b), in float32 with torch's roundings
+        const float l = std::fma(float(at(plain, x, y, 2)), 0.114f,
+                                 std::fma(float(at(plain, x, y, 1)), 0.587f, float(at(plain, x, y, 0)) * 0.2989f));
+        for (int c = 0; c < 3; ++c) {
+          REQUIRE(at(inverted, x, y, c) == 255 - at(plain, x, y, c));
+          REQUIRE(at(flipped, x, y, c) == at(plain, x, n - 1 - y, c));
+          REQUIRE(at(gray, x, y, c) == static_cast<int>(l));
+        }
+      }
+  }
+}
+
+TEST_CASE("RandomErasing replaces a rectangle of the normalised output with its value", "[pipeline][transforms]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const InMemory photos = corpus_photos(data);
+  const ImageAugment base{.crop = RandomResizedCrop{.size = 64}, .normalize = Normalize::imagenet(),
+                          .dtype = DType::f32, .layout = Layout::NCHW};
+  const ImageAugment aug = with(base, {RandomErasing{.p = 1.0, .value = {0.5, -1.25, 3.0}}});
+  const int n = 64;
+  for (std::uint64_t i = 0; i < photos.size(); ++i) {
+    const SampleProgram drawn = aug.program({5, 0, i, nullptr});
+    REQUIRE(drawn.pixels.count == 1);
+    const ops::pixel::PixelOp& e = drawn.pixels.ops[0];
+    const auto plain = apply_one(base, photos, i), erased = apply_one(aug, photos, i);
+    const auto value = [](const std::vector<std::byte>& v, std::size_t k) {
+      float f;
+      std::memcpy(&f, v.data() + k * 4, 4);
+      return f;
+    };
+    const float values[3] = {0.5f, -1.25f, 3.0f};
+    for (int c = 0; c < 3; ++c)
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x) {
+          const std::size_t k = (std::size_t(c) * n + std::size_t(y)) * n + std::size_t(x);
+          const bool inside = y >= e.i[0] && y < e.i[0] + e.i[2] && x >= e.i[1] && x < e.i[1] + e.i[3];
+          REQUIRE(value(erased, k) == (inside ? values[c] : value(plain, k)));
+        }
+  }
+}
+
+TEST_CASE("ImageAugment refuses transforms it cannot run, naming them", "[pipeline][transforms]") {
+  ImageAugment aug = ImageAugment::train(32);
+  aug.transforms = {RandomErasing{}, ColorJitter{.brightness = 0.2}};
+  CHECK_THROWS_WITH(aug.validate(), Catch::Matchers::Contains("ColorJitter comes after RandomErasing"));
+  aug.transforms = {RandomSolarize{.threshold = 256.0}};
+  CHECK_THROWS_WITH(aug.validate(), Catch::Matchers::Contains("transforms[0]: RandomSolarize: threshold must be at most 255"));
+}
