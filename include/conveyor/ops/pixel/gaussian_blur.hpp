@@ -11,8 +11,8 @@
 /// multiply-adds from either end), Sleef's `expf` (`expf_u10`, reproduced here operation for
 /// operation) inside the softmax, and the softmax's sum in torch's order (one by one below 16
 /// values; above, 16 lanes, then halves added pairwise). torch on AVX2-only machines sums 8 lanes
-/// and can give a kernel a bit apart. Taps whose weight is zero are skipped: adding 0 to a
-/// non-negative sum leaves it unchanged.
+/// and can give a kernel a bit apart. The kernel's outer rows and columns whose weight underflows
+/// to zero are skipped: adding 0 to a non-negative sum leaves it unchanged.
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/convert.hpp>
