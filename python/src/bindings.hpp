@@ -16,5 +16,6 @@ void bind_transforms(nb::module_& m);    // transforms.cpp
 void bind_batches(nb::module_& m);       // batch.cpp
 void bind_loader(nb::module_& m);        // loader.cpp
 void bind_preprocessor(nb::module_& m);  // preprocessor.cpp
+void bind_pixel_ops(nb::module_& m);     // pixel_ops.cpp
 
 }  // namespace conveyor_ext

@@ -24,5 +24,6 @@ NB_MODULE(_conveyor, m) {
   conveyor_ext::bind_batches(m);
   conveyor_ext::bind_loader(m);
   conveyor_ext::bind_preprocessor(m);
+  conveyor_ext::bind_pixel_ops(m);
   m.def("has_cuda_backend", &has_cuda_backend, "Whether this build can make loaders on a CUDA device.");
 }

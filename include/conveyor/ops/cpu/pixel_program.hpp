@@ -1,0 +1,137 @@
+#pragma once
+/// @file
+/// The CPU executor of pixel programs (`ops/pixel/`): a sample's ops applied in order to its u8
+/// image (after resampling, before normalisation), then the image stored normalised and converted
+/// (`ops/normalize.hpp`'s `store`) with the program's erasing. The CUDA kernel
+/// (`cuda/kernels/pixel_program.cuh`) runs the same op functions and gives the same bits.
+
+#include <conveyor/config.hpp>
+#include <conveyor/ops/normalize.hpp>
+#include <conveyor/ops/pixel/registry.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+namespace ops::cpu {
+
+/// Buffers one worker reuses across samples: after the first sample of a size, running a
+/// program allocates nothing.
+struct PixelScratch {
+  std::vector<std::uint8_t> image;  ///< the neighbourhood ops' second image
+};
+
+namespace detail {
+
+/// Runs one op that reads nothing but the image (every kind except erase) on `image`. Flattened:
+/// the op functions are compiled into each CPU clone, so `fmaf` is one instruction where the
+/// clone has FMA rather than a library call per tap.
+#if defined(__GNUC__)
+__attribute__((flatten))
+#endif
+CONVEYOR_CPU_CLONES inline void apply_pixel_op(const pixel::PixelOp& op, std::uint8_t* image, int width, int height,
+                                               PixelScratch& scratch) {
+  using pixel::OpKind;
+  const std::int64_t pixels = std::int64_t{width} * height;
+  pixel::visit(op.code, [&]<class Op>() {
+    if constexpr (Op::kind == OpKind::point) {
+      for (std::int64_t p = 0; p < pixels; ++p) Op::apply(op, image + p * 3);
+    } else if constexpr (Op::kind == OpKind::statistic) {
+      pixel::ImageStats stats;
+      stats.pixels = pixels;
+      for (std::int64_t p = 0; p < pixels; ++p) {
+        const std::uint8_t* rgb = image + p * 3;
+        if constexpr ((Op::statistics & pixel::gray_sum) != 0) stats.gray_sum += pixel::gray_floor(rgb);
+        for (int c = 0; c < 3; ++c) {
+          if constexpr ((Op::statistics & pixel::channel_min_max) != 0) {
+            stats.min[c] = rgb[c] < stats.min[c] ? rgb[c] : stats.min[c];
+            stats.max[c] = rgb[c] > stats.max[c] ? rgb[c] : stats.max[c];
+          }
+          if constexpr ((Op::statistics & pixel::channel_histogram) != 0) ++stats.histogram[c][rgb[c]];
+        }
+      }
+      std::uint8_t lut[3][256];
+      for (int c = 0; c < 3; ++c) Op::table(op, stats, c, lut[c]);
+      for (std::int64_t p = 0; p < pixels; ++p)
+        for (int c = 0; c < 3; ++c) image[p * 3 + c] = lut[c][image[p * 3 + c]];
+    } else if constexpr (Op::kind == OpKind::neighbourhood) {
+      scratch.image.resize(static_cast<std::size_t>(pixels) * 3);
+      std::memcpy(scratch.image.data(), image, scratch.image.size());
+      typename Op::Prepared prepared;
+      Op::prepare(op, width, height, prepared);
+      for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x)
+          Op::apply(op, prepared, scratch.image.data(), width, height, x, y, image + (std::int64_t{y} * width + x) * 3);
+    }
+  });
+}
+
+/// Whether `op` is an erase op.
+[[nodiscard]] inline bool erases(const pixel::PixelOp& op) {
+  bool yes = false;
+  pixel::visit(op.code, [&]<class Op>() { yes = Op::kind == pixel::OpKind::erase; });
+  return yes;
+}
+
+/// The values the erase ops `erasing[0, count)` of `program` give pixel (x, y), the last covering
+/// one's; false when none covers it.
+inline bool erased(const pixel::PixelProgram& program, const int* erasing, int count, int x, int y, float* values) {
+  bool covered = false;
+  for (int e = 0; e < count; ++e) {
+    const pixel::PixelOp& op = program.ops[erasing[e]];
+    pixel::visit(op.code, [&]<class Op>() {
+      if constexpr (Op::kind == pixel::OpKind::erase)
+        if (Op::covers(op, x, y)) {
+          covered = true;
+          for (int c = 0; c < 3; ++c) values[c] = Op::value(op, c, x, y);
+        }
+    });
+  }
+  return covered;
+}
+
+}  // namespace detail
+
+/// Applies `program`'s ops, in order and except erasing, to `image` in place: `width` x `height`
+/// pixels of interleaved RGB, rows packed. Records with codes no op has are skipped (validate
+/// programs with `pixel::check`).
+inline void apply_pixel_ops(const pixel::PixelProgram& program, std::uint8_t* image, int width, int height,
+                            PixelScratch& scratch) {
+  for (int k = 0; k < program.count; ++k) detail::apply_pixel_op(program.ops[k], image, width, height, scratch);
+}
+
+/// Stores `image` (as `apply_pixel_ops` takes it) as one output sample of `params`' dtype and
+/// layout: each element normalised and converted by `store`, except where the program's erase
+/// ops cover it (the last one that does gives its value).
+inline void store_pixels(const pixel::PixelProgram& program, const std::uint8_t* image, int width, int height,
+                         const OutputParams& params, void* out) {
+  int erasing[pixel::max_program_ops];
+  int erase_count = 0;
+  for (int k = 0; k < program.count; ++k)
+    if (detail::erases(program.ops[k])) erasing[erase_count++] = k;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      float values[3];
+      const bool covered = erase_count > 0 && detail::erased(program, erasing, erase_count, x, y, values);
+      const std::uint8_t* rgb = image + (std::int64_t{y} * width + x) * 3;
+      for (int c = 0; c < 3; ++c) {
+        const std::int64_t i = element_index(params.layout, c, y, x, height, width);
+        if (covered) pixel::store_value(out, i, values[c], params.dtype);
+        else store(out, i, rgb[c], c, params);
+      }
+    }
+}
+
+/// `apply_pixel_ops`, then `store_pixels`: one sample's program from its resampled u8 image to
+/// its output. `image` is modified.
+inline void run_pixel_program(const pixel::PixelProgram& program, std::uint8_t* image, int width, int height,
+                              const OutputParams& params, void* out, PixelScratch& scratch) {
+  apply_pixel_ops(program, image, width, height, scratch);
+  store_pixels(program, image, width, height, params, out);
+}
+
+}  // namespace ops::cpu
+}  // namespace v0
+}  // namespace conveyor

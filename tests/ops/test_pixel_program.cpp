@@ -1,0 +1,208 @@
+// The CPU pixel-program executor (ops/cpu/pixel_program.hpp): ops in order in place, the store
+// with erasing in every dtype and layout, no allocation once warm, and the same bits when the
+// executor is compiled with FMA instructions and contraction on.
+
+#include <conveyor/core/rng.hpp>
+#include <conveyor/core/tensor.hpp>
+#include <conveyor/ops/cpu/pixel_program.hpp>
+#include <conveyor/ops/normalize.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "support/data.hpp"
+#include "support/pixel_programs.hpp"
+#ifdef CONVEYOR_TEST_CONTRACTED
+#include "fp_contract/pixel_program_contracted.hpp"
+#endif
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+using namespace conveyor;
+namespace px = conveyor::ops::pixel;
+using conveyor_test::PixelImage;
+
+namespace {
+
+px::PixelProgram program_of(std::initializer_list<px::PixelOp> ops) {
+  px::PixelProgram p;
+  for (const auto& op : ops) px::append(p, op);
+  return p;
+}
+
+std::vector<std::uint8_t> applied(const px::PixelProgram& program, PixelImage image) {
+  ops::cpu::PixelScratch scratch;
+  ops::cpu::apply_pixel_ops(program, image.pixels.data(), image.width, image.height, scratch);
+  return image.pixels;
+}
+
+ops::OutputParams output(DType dtype, Layout layout) {
+  ops::OutputParams p;
+  p.dtype = dtype;
+  p.layout = layout;
+  for (int c = 0; dtype != DType::u8 && c < 3; ++c) {  // ImageNet's statistics
+    const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
+    p.scale[c] = 1.0f / (255.0f * std[c]);
+    p.bias[c] = -mean[c] / std[c];
+  }
+  return p;
+}
+
+std::vector<PixelImage> photo_windows(const std::filesystem::path& data, int width, int height) {
+  std::vector<PixelImage> windows;
+  for (const auto& name : conveyor_test::small_photos()) {
+    const PixelImage photo = conveyor_test::decode_photo(data, name);
+    windows.push_back(conveyor_test::window(photo, (photo.width - width) / 2, (photo.height - height) / 3, width, height));
+  }
+  return windows;
+}
+
+}  // namespace
+
+TEST_CASE("a program applies its ops in order, each to the previous one's result", "[ops][pixel][program]") {
+  const PixelImage image = conveyor_test::random_pixels(37, 23, 5);
+  const px::PixelOp ops[] = {px::adjust_hue(0.2),       px::equalize(), px::gaussian_blur(5, 3, 1.1, 0.6),
+                             px::adjust_brightness(1.4), px::affine({.angle = 21.0, .interpolation = px::Interpolation::bilinear}, 37, 23),
+                             px::autocontrast(),         px::adjust_sharpness(1.7), px::solarize(100.0)};
+  PixelImage step = image;
+  for (const auto& op : ops) {
+    step.pixels = applied(program_of({op}), step);
+  }
+  px::PixelProgram all;
+  for (const auto& op : ops) px::append(all, op);
+  CHECK(applied(all, image) == step.pixels);
+  // and not in another order
+  px::PixelProgram swapped = all;
+  std::swap(swapped.ops[0], swapped.ops[1]);
+  CHECK(applied(swapped, image) != step.pixels);
+}
+
+TEST_CASE("a neighbourhood op reads the image before it, not its own output", "[ops][pixel][program]") {
+  const PixelImage image = conveyor_test::random_pixels(16, 9, 6);
+  const px::PixelOp op = px::adjust_sharpness(0.0);
+  px::AdjustSharpness::Prepared prepared;
+  std::vector<std::uint8_t> expected(image.pixels.size());
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x)
+      px::AdjustSharpness::apply(op, prepared, image.pixels.data(), image.width, image.height, x, y,
+                                 expected.data() + (y * image.width + x) * 3);
+  CHECK(applied(program_of({op}), image) == expected);
+}
+
+TEST_CASE("statistic ops see the whole image: contrast's mean, equalize's histogram", "[ops][pixel][program]") {
+  // half the image at 40, half at 200 (greys 39 and 199: 0.2989 + 0.587 + 0.114 = 0.9999): mean 119
+  PixelImage image{4, 2, std::vector<std::uint8_t>(24, 40)};
+  std::fill(image.pixels.begin() + 12, image.pixels.end(), 200);
+  const auto contrast = applied(program_of({px::adjust_contrast(0.0)}), image);
+  CHECK(contrast == std::vector<std::uint8_t>(24, 119));
+  const auto half = applied(program_of({px::adjust_contrast(0.5)}), image);
+  CHECK(half[0] == 79);    // 20 + 59.5
+  CHECK(half[23] == 159);  // 100 + 59.5
+}
+
+TEST_CASE("records with unknown codes are skipped", "[ops][pixel][program]") {
+  const PixelImage image = conveyor_test::random_pixels(8, 8, 7);
+  CHECK(applied(program_of({px::PixelOp{.code = 99}, px::invert(), px::PixelOp{.code = 0}}), image) ==
+        applied(program_of({px::invert()}), image));
+}
+
+TEST_CASE("the store normalises like store() and erases with the last covering record", "[ops][pixel][program]") {
+  const PixelImage image = conveyor_test::random_pixels(11, 7, 8);
+  const px::PixelProgram program = program_of({px::erase(1, 2, 3, 4, {0.5, -1.25, 2.0}),
+                                               px::erase(2, 4, 4, 5, {-3.0, 0.0, 300.0})});
+  for (DType dtype : {DType::u8, DType::f32, DType::f16, DType::bf16})
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      INFO(to_string(dtype) << " " << to_string(layout));
+      const ops::OutputParams params = output(dtype, layout);
+      const std::size_t esize = dtype_size(dtype);
+      std::vector<std::byte> got(image.pixels.size() * esize), plain(got.size()), value(esize);
+      ops::cpu::store_pixels(program, image.pixels.data(), 11, 7, params, got.data());
+      ops::cpu::store_pixels({}, image.pixels.data(), 11, 7, params, plain.data());
+      for (int y = 0; y < 7; ++y)
+        for (int x = 0; x < 11; ++x)
+          for (int c = 0; c < 3; ++c) {
+            const std::int64_t i = ops::element_index(layout, c, y, x, 7, 11);
+            const bool second = y >= 2 && y < 6 && x >= 4 && x < 9, first = y >= 1 && y < 4 && x >= 2 && x < 6;
+            if (second || first) {
+              const float v = second ? std::array{-3.0f, 0.0f, 300.0f}[c] : std::array{0.5f, -1.25f, 2.0f}[c];
+              px::store_value(value.data(), 0, v, dtype);
+              REQUIRE(std::memcmp(got.data() + i * esize, value.data(), esize) == 0);
+            } else {
+              ops::store(value.data(), 0, image.pixels[(y * 11 + x) * 3 + c], c, params);
+              REQUIRE(std::memcmp(got.data() + i * esize, value.data(), esize) == 0);
+              REQUIRE(std::memcmp(plain.data() + i * esize, value.data(), esize) == 0);
+            }
+          }
+    }
+  // u8 output holds erasing values truncated and clamped
+  std::uint8_t u8[3];
+  px::store_value(u8, 0, -3.0f, DType::u8);
+  px::store_value(u8, 1, 300.0f, DType::u8);
+  px::store_value(u8, 2, 7.9f, DType::u8);
+  CHECK((u8[0] == 0 && u8[1] == 255 && u8[2] == 7));
+}
+
+TEST_CASE("running a program allocates nothing once warm", "[ops][pixel][program]") {
+  PixelImage image = conveyor_test::random_pixels(64, 48, 9);
+  const px::PixelProgram program =
+      program_of({px::gaussian_blur(7, 7, 1.0, 1.0), px::adjust_sharpness(1.5), px::rotate({.angle = 10.0}, 64, 48)});
+  ops::cpu::PixelScratch scratch;
+  std::vector<float> out(image.pixels.size());
+  const ops::OutputParams params = output(DType::f32, Layout::NCHW);
+  ops::cpu::run_pixel_program(program, image.pixels.data(), 64, 48, params, out.data(), scratch);
+  const auto* buffer = scratch.image.data();
+  const std::size_t capacity = scratch.image.capacity();
+  for (int k = 0; k < 3; ++k)
+    ops::cpu::run_pixel_program(program, image.pixels.data(), 64, 48, params, out.data(), scratch);
+  CHECK(scratch.image.data() == buffer);
+  CHECK(scratch.image.capacity() == capacity);
+}
+
+#ifdef CONVEYOR_TEST_CONTRACTED
+TEST_CASE("the executor compiled with -O3 -march=native -ffp-contract=fast gives the same bits",
+          "[ops][pixel][program][contract]") {
+  const auto compare = [](const px::PixelProgram& program, const PixelImage& image, DType dtype, Layout layout) {
+    const ops::OutputParams params = output(dtype, layout);
+    const std::size_t bytes = image.pixels.size() * dtype_size(dtype);
+    std::vector<std::byte> regular(bytes), contracted(bytes);
+    PixelImage a = image, b = image;
+    ops::cpu::PixelScratch scratch;
+    ops::cpu::run_pixel_program(program, a.pixels.data(), a.width, a.height, params, regular.data(), scratch);
+    conveyor_test_run_pixel_program_contracted(&program, b.pixels.data(), b.width, b.height, &params,
+                                               contracted.data());
+    REQUIRE(a.pixels == b.pixels);
+    REQUIRE(regular == contracted);
+  };
+  SECTION("hue, saturation and grey on every colour") {
+    PixelImage colours{4096, 4096, std::vector<std::uint8_t>(std::size_t(3) << 24)};
+    for (std::uint32_t v = 0; v < (1u << 24); ++v) {
+      colours.pixels[v * 3] = std::uint8_t(v >> 16);
+      colours.pixels[v * 3 + 1] = std::uint8_t(v >> 8);
+      colours.pixels[v * 3 + 2] = std::uint8_t(v);
+    }
+    for (const px::PixelOp& op : {px::adjust_hue(0.1), px::adjust_hue(-0.37), px::adjust_saturation(0.6),
+                                  px::rgb_to_grayscale()}) {
+      INFO(px::op_name(op.code) << " " << op.f[0]);
+      compare(program_of({op}), colours, DType::u8, Layout::NHWC);
+    }
+  }
+  SECTION("random programs on photos and random pixels, every dtype and layout") {
+    CONVEYOR_REQUIRE_SHARED_DATA(data);
+    std::vector<PixelImage> images = photo_windows(data, 224, 224);
+    for (const PixelImage& w : photo_windows(data, 61, 37)) images.push_back(w);
+    images.push_back(conveyor_test::random_pixels(224, 224, 10));
+    images.push_back(conveyor_test::random_pixels(13, 9, 11));
+    CounterRng rng(12, 0, 0, RngOp::user);
+    for (const PixelImage& image : images)
+      for (int k = 0; k < 6; ++k) {
+        const px::PixelProgram program = conveyor_test::random_program(rng, image.width, image.height);
+        const DType dtype = std::array{DType::u8, DType::f32, DType::f16, DType::bf16}[rng.below(4)];
+        const Layout layout = rng.below(2) ? Layout::NCHW : Layout::NHWC;
+        INFO(image.width << " x " << image.height << ", " << program.count << " ops, first "
+                         << px::op_name(program.ops[0].code));
+        compare(program, image, dtype, layout);
+      }
+  }
+}
+#endif

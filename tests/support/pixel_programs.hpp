@@ -1,0 +1,143 @@
+#pragma once
+// Random pixel programs (every op, parameters across their ranges and at their edges) and the
+// images to run them on: windows of real photos, and random pixels.
+
+#include <conveyor/core/rng.hpp>
+#include <conveyor/io/image_decoder.hpp>
+#include <conveyor/ops/pixel/registry.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace conveyor_test {
+
+/// An interleaved RGB image, rows packed.
+struct PixelImage {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> pixels;
+};
+
+/// A photo of the real-image corpus (`data`/photos/`name`), decoded at full size.
+inline PixelImage decode_photo(const std::filesystem::path& data, const std::string& name) {
+  std::ifstream in(data / "photos" / name, std::ios::binary);
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(chars.data()), chars.size());
+  conveyor::ImageDecoder decoder;
+  const conveyor::ImageInfo info = decoder.read_header(bytes);
+  PixelImage image{info.width, info.height, std::vector<std::uint8_t>(std::size_t(info.width) * info.height * 3)};
+  decoder.decode(image.pixels.data(), std::size_t(info.width) * 3);
+  return image;
+}
+
+/// Small photos of the corpus (0.2-0.4 MP, one grayscale JPEG among them).
+inline const std::vector<std::string>& small_photos() {
+  static const std::vector<std::string> names = {"darktable_style_image-1.jpg", "sklearn_china.jpg",
+                                                 "opencv_fruits.jpg", "matplotlib_grace_hopper.jpg",
+                                                 "jpegdecoder_tower_grayscale.jpg", "skimage_rocket.jpg"};
+  return names;
+}
+
+/// The `width` x `height` window of `photo` at (`left`, `top`), clamped inside it (the photo must be
+/// at least that large).
+inline PixelImage window(const PixelImage& photo, int left, int top, int width, int height) {
+  left = std::clamp(left, 0, photo.width - width);
+  top = std::clamp(top, 0, photo.height - height);
+  PixelImage w{width, height, std::vector<std::uint8_t>(std::size_t(width) * height * 3)};
+  for (int y = 0; y < height; ++y)
+    std::copy_n(photo.pixels.data() + (std::size_t(top + y) * photo.width + left) * 3, std::size_t(width) * 3,
+                w.pixels.data() + std::size_t(y) * width * 3);
+  return w;
+}
+
+/// Random bytes (seeded), `width` x `height` x 3.
+inline PixelImage random_pixels(int width, int height, std::uint64_t seed) {
+  conveyor::CounterRng rng(seed, 0, 0, conveyor::RngOp::user);
+  PixelImage image{width, height, std::vector<std::uint8_t>(std::size_t(width) * height * 3)};
+  for (auto& b : image.pixels) b = static_cast<std::uint8_t>(rng.next_u32());
+  return image;
+}
+
+/// One random op of any registered kind, valid on a `width` x `height` image: parameters drawn
+/// across torchvision's ranges, their edges included now and then.
+inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int width, int height) {
+  namespace px = conveyor::ops::pixel;
+  const auto pick = [&](std::initializer_list<double> edges, double lo, double hi) {
+    if (rng.below(4) == 0) return *(edges.begin() + rng.below(edges.size()));
+    return rng.uniform(lo, hi);
+  };
+  const auto odd_kernel = [&](int limit) {  // odd, at most 23, half below the image side
+    const int most = std::min(23, 2 * (limit - 1) + 1);
+    return 1 + 2 * static_cast<int>(rng.below(static_cast<std::uint64_t>(most / 2 + 1)));
+  };
+  const auto maybe_fill = [&]() -> std::optional<std::array<double, 3>> {
+    switch (rng.below(3)) {
+      case 0: return std::nullopt;
+      case 1: return std::array{0.0, 0.0, 0.0};
+      default: return std::array{rng.uniform(0, 255), rng.uniform(0, 255), rng.uniform(0, 255)};
+    }
+  };
+  const auto interpolation = [&] { return rng.below(2) ? px::Interpolation::bilinear : px::Interpolation::nearest; };
+  switch (rng.below(15)) {
+    case 0: return px::adjust_brightness(pick({0.0, 1.0, 2.0}, 0.0, 2.5));
+    case 1: return px::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
+    case 2: return px::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5));
+    case 3: return px::adjust_hue(pick({-0.5, 0.0, 0.5}, -0.5, 0.5));
+    case 4: return px::rgb_to_grayscale();
+    case 5: return px::invert();
+    case 6: return px::posterize(static_cast<int>(rng.below(9)));
+    case 7: return px::solarize(pick({0.0, 255.0, 128.0}, 0.0, 255.0));
+    case 8: return px::autocontrast();
+    case 9: return px::equalize();
+    case 10: return px::adjust_sharpness(pick({0.0, 1.0, 2.0}, 0.0, 3.0));
+    case 11: {
+      const int kx = odd_kernel(width), ky = rng.below(2) ? kx : odd_kernel(height);
+      return px::gaussian_blur(std::min(kx, 2 * (width - 1) + 1), std::min(ky, 2 * (height - 1) + 1),
+                               pick({0.1, 2.0}, 0.1, 2.0), pick({0.1, 2.0}, 0.1, 2.0));
+    }
+    case 12: {
+      px::AffineParams a;
+      a.angle = pick({0.0, 90.0, 180.0, -45.0}, -180.0, 180.0);
+      a.translate = {std::floor(rng.uniform(-0.3, 0.3) * width), std::floor(rng.uniform(-0.3, 0.3) * height)};
+      a.scale = pick({1.0}, 0.7, 1.4);
+      a.shear = {pick({0.0}, -30.0, 30.0), pick({0.0}, -30.0, 30.0)};
+      a.interpolation = interpolation();
+      a.fill = maybe_fill();
+      if (rng.below(3) == 0) a.center = std::array{0.0, 0.0};
+      return px::affine(a, width, height);
+    }
+    case 13:
+      return px::rotate({.angle = pick({0.0, 90.0, 180.0, 270.0, -90.0}, -180.0, 180.0),
+                         .interpolation = interpolation(), .fill = maybe_fill()},
+                        width, height);
+    default: {
+      const int h = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(height)));
+      const int w = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(width)));
+      const int top = static_cast<int>(rng.below(static_cast<std::uint64_t>(height - h + 1)));
+      const int left = static_cast<int>(rng.below(static_cast<std::uint64_t>(width - w + 1)));
+      if (rng.below(2)) return px::erase_random(top, left, h, w, rng.next_u64());
+      return px::erase(top, left, h, w, {rng.uniform(-2.5, 2.5), rng.uniform(-2.5, 2.5), rng.uniform(-2.5, 2.5)});
+    }
+  }
+}
+
+/// A program of 1 to 16 random ops (erasing among them), valid on a `width` x `height` image.
+inline conveyor::ops::pixel::PixelProgram random_program(conveyor::CounterRng& rng, int width, int height) {
+  conveyor::ops::pixel::PixelProgram program;
+  const int length = 1 + static_cast<int>(rng.below(conveyor::ops::pixel::max_program_ops));
+  for (int k = 0; k < length; ++k) conveyor::ops::pixel::append(program, random_op(rng, width, height));
+  conveyor::ops::pixel::check(program, width, height);
+  return program;
+}
+
+}  // namespace conveyor_test
