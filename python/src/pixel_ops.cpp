@@ -67,12 +67,17 @@ class Arguments {
     if (list.size() != 3) throw conveyor::ConfigError(op_ + ": '" + name + "' needs 1 or 3 values");
     return std::array<double, 3>{list[0], list[1], list[2]};
   }
-  /// A pair, or one number for both.
+  /// A pair, or one number for both; `otherwise` when absent or None.
   [[nodiscard]] std::array<double, 2> pair(const char* name, std::array<double, 2> otherwise) {
     if (!has(name)) {
       read_.insert(name);
       return otherwise;
     }
+    return pair(name);
+  }
+  /// A pair, or one number for both, that must be given.
+  [[nodiscard]] std::array<double, 2> pair(const char* name) {
+    if (!has(name)) throw conveyor::ConfigError(op_ + ": missing argument '" + name + "'");
     const nb::handle v = kwargs_[name];
     if (nb::isinstance<nb::float_>(v) || nb::isinstance<nb::int_>(v)) {
       const double x = get<double>(name);
@@ -82,6 +87,14 @@ class Arguments {
     if (list.size() == 1) return {list[0], list[0]};
     if (list.size() != 2) throw conveyor::ConfigError(op_ + ": '" + name + "' needs 1 or 2 values");
     return {list[0], list[1]};
+  }
+  /// A pair, or nothing when absent or None.
+  [[nodiscard]] std::optional<std::array<double, 2>> optional_pair(const char* name) {
+    if (!has(name)) {
+      read_.insert(name);
+      return std::nullopt;
+    }
+    return pair(name);
   }
   [[nodiscard]] px::Interpolation interpolation() {
     const std::string mode = get<std::string>("interpolation", std::string("nearest"));
@@ -120,7 +133,7 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
   else if (name == "autocontrast") op = px::autocontrast();
   else if (name == "equalize") op = px::equalize();
   else if (name == "gaussian_blur") {
-    const auto k = a.pair("kernel_size", {0, 0});
+    const auto k = a.pair("kernel_size");
     const auto s = a.pair("sigma", {px::gaussian_blur_default_sigma(static_cast<int>(k[0])),
                                     px::gaussian_blur_default_sigma(static_cast<int>(k[1]))});
     op = px::gaussian_blur(static_cast<int>(k[0]), static_cast<int>(k[1]), s[0], s[1]);
@@ -132,8 +145,7 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
     p.shear = a.pair("shear", {0.0, 0.0});
     p.interpolation = a.interpolation();
     p.fill = a.channels("fill");
-    if (a.has("center")) p.center = a.pair("center", {0.0, 0.0});
-    else (void)a.get<double>("center", 0.0);
+    p.center = a.optional_pair("center");
     op = px::affine(p, width, height);
   } else if (name == "rotate") {
     px::RotateParams p;
@@ -141,8 +153,7 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
     p.interpolation = a.interpolation();
     p.fill = a.channels("fill");
     if (a.get<bool>("expand", false)) throw conveyor::ConfigError("rotate: expand=True changes the size; not supported");
-    if (a.has("center")) p.center = a.pair("center", {0.0, 0.0});
-    else (void)a.get<double>("center", 0.0);
+    p.center = a.optional_pair("center");
     op = px::rotate(p, width, height);
   } else if (name == "erase") {
     const int i = a.get<int>("i"), j = a.get<int>("j"), h = a.get<int>("h"), w = a.get<int>("w");

@@ -105,6 +105,20 @@ TEST_CASE("point ops on pixels worked out by hand", "[ops][pixel]") {
   CHECK(point<px::Solarize>(px::solarize(127.0000001), {126, 127, 128}) == std::array{126, 128, 127});
 }
 
+TEST_CASE("the float32 grey is torchvision's to the bit", "[ops][pixel]") {
+  // torchvision's _rgb_to_grayscale_image(preserve_dtype=False), float.hex()
+  const auto grey = [](std::uint8_t r, std::uint8_t g, std::uint8_t b) {
+    const std::uint8_t rgb[3] = {r, g, b};
+    return px::gray_float(rgb);
+  };
+  CHECK(grey(10, 20, 30) == 0x1.22624ep+4f);
+  CHECK(grey(0, 255, 3) == 0x1.2c0dd2p+7f);  // 150.027: a weight 0.001 off moves it below 150
+  CHECK(grey(255, 255, 255) == 0x1.fdf2f4p+7f);
+  CHECK(grey(201, 3, 77) == 0x1.1a78bcp+6f);
+  CHECK(point<px::RgbToGrayscale>(px::rgb_to_grayscale(), {0, 255, 3}) == std::array{150, 150, 150});
+  CHECK(point<px::RgbToGrayscale>(px::rgb_to_grayscale(), {255, 255, 255}) == std::array{254, 254, 254});
+}
+
 TEST_CASE("hue round-trips every grey and primary at factor 0", "[ops][pixel]") {
   for (int v = 0; v < 256; ++v)
     for (std::array<int, 3> rgb : {std::array{v, v, v}, std::array{v, 0, 0}, std::array{0, v, 0}, std::array{0, 0, v}})

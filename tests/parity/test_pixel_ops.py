@@ -299,6 +299,7 @@ def test_erase_random_values_are_standard_normal():
     ("affine", {"angle": 0.0, "scale": 0.0}, "scale must be finite and > 0"),
     ("rotate", {"angle": 10.0, "fill": 300}, "fill values must be in [0, 255]"),
     ("adjust_hue", {"hue": 0.1}, "missing argument 'hue_factor'"),
+    ("gaussian_blur", {"sigma": 1.0}, "missing argument 'kernel_size'"),
     ("invert", {"x": 1}, "unexpected argument 'x'"),
 ])
 def test_bad_parameters_are_refused_by_name(name, kwargs, message):

@@ -11,8 +11,8 @@
 /// multiply-adds from either end), Sleef's `expf` (`expf_u10`, reproduced here operation for
 /// operation) inside the softmax, and the softmax's sum in torch's order (one by one below 16
 /// values; above, 16 lanes, then halves added pairwise). torch on AVX2-only machines sums 8 lanes
-/// and can give a kernel a bit apart. Taps whose weight is zero are skipped: adding 0 to a
-/// non-negative sum leaves it unchanged.
+/// and can give a kernel a bit apart. The kernel's outer rows and columns whose weight underflows
+/// to zero are skipped: adding 0 to a non-negative sum leaves it unchanged.
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/convert.hpp>
@@ -121,12 +121,15 @@ struct GaussianBlur {
   CONVEYOR_HD static void apply(const PixelOp& op, const Prepared& p, const std::uint8_t* src, int width, int height,
                                 int x, int y, std::uint8_t* rgb) noexcept {
     const int kx = op.i[0], ky = op.i[1], rx = kx / 2, ry = ky / 2;
+    const int j0 = p.x_first, j1 = kx - p.x_first;
+    const bool inside = x - rx + j0 >= 0 && x - rx + j1 <= width;  // no tap of the row needs reflecting
     float acc[3] = {0.0f, 0.0f, 0.0f};
     for (int i = p.y_first; i < ky - p.y_first; ++i) {
       const std::uint8_t* line = src + std::int64_t{detail::reflect(y + i - ry, height)} * width * 3;
-      for (int j = p.x_first; j < kx - p.x_first; ++j) {
-        const float w = exact::mul(p.y[i], p.x[j]);
-        const std::uint8_t* px = line + detail::reflect(x + j - rx, width) * 3;
+      const float wy = p.y[i];
+      for (int j = j0; j < j1; ++j) {
+        const float w = exact::mul(wy, p.x[j]);
+        const std::uint8_t* px = line + (inside ? x + j - rx : detail::reflect(x + j - rx, width)) * 3;
         for (int c = 0; c < 3; ++c) acc[c] = exact::fma(to_float(px[c]), w, acc[c]);
       }
     }
