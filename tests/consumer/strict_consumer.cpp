@@ -54,3 +54,17 @@ void serve(std::span<const std::span<const std::byte>> images, int device) {
   train_step(b.images(), b.labels());
   publish(conveyor::prometheus_text(pre.stats()));
 }
+
+// Pixel transforms, torchvision v2's classes, and what one sample drew as torchvision's calls.
+void recipe(const std::string& root, int device) {
+  conveyor::ImageFolder train(root);
+  conveyor::ImageAugment aug = conveyor::ImageAugment::train(224);
+  aug.transforms = {conveyor::ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1},
+                    conveyor::RandomGrayscale{.p = 0.2},
+                    conveyor::RandomApply{.transforms = {conveyor::RandomInvert{}, conveyor::RandomVerticalFlip{}}},
+                    conveyor::RandomErasing{.p = 0.25, .value = conveyor::ErasingValue::random()}};
+  conveyor::BatchPipeline pipe(train, conveyor::RandomSampler(train.size(), {.seed = 3}), aug,
+                               {.batch_size = 32, .device = device});
+  for (const conveyor::Batch& b : pipe) train_step(b.images(), b.labels());
+  for (const conveyor::DrawnCall& call : aug.drawn_calls(1, 0, 0, 640, 480)) publish(call.function);
+}

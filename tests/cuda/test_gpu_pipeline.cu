@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "cuda/gpu_batches.hpp"
 #include "support/data.hpp"
 #include "support/datasets.hpp"
 #include "support/temp_dir.hpp"
@@ -19,6 +20,10 @@
 
 using namespace conveyor;
 using conveyor_test::FaultyDataset;
+using conveyor_test::host_copy;
+using conveyor_test::HostBatch;
+using conveyor_test::require_same_as_cpu;
+using conveyor_test::run;
 using conveyor_test::jpeg_dataset;
 
 namespace {
@@ -30,55 +35,6 @@ __global__ void spin(long long ns) {
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   } while (now - start < ns);
-}
-
-struct HostBatch {
-  std::vector<std::byte> images;
-  std::vector<std::int64_t> labels, indices;
-  bool operator==(const HostBatch&) const = default;
-};
-
-HostBatch host_copy(const Batch& b) {
-  HostBatch h;
-  h.images.resize(b.images().nbytes());
-  h.labels.resize(b.size());
-  h.indices.assign(b.indices().begin(), b.indices().end());
-  if (b.images().device.kind == Device::Kind::cpu) {
-    std::memcpy(h.images.data(), b.images().data, h.images.size());
-    std::memcpy(h.labels.data(), b.labels().data, b.size() * 8);
-  } else {
-    CONVEYOR_CUDA_TRY(cudaMemcpy(h.images.data(), b.images().data, h.images.size(), cudaMemcpyDeviceToHost));
-    CONVEYOR_CUDA_TRY(cudaMemcpy(h.labels.data(), b.labels().data, b.size() * 8, cudaMemcpyDeviceToHost));
-  }
-  return h;
-}
-
-/// Every batch of `epochs` epochs, copied to the host.
-template <class D, class T>
-std::vector<HostBatch> run(const D& data, const T& transform, PipelineOptions o, int epochs = 2) {
-  BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 7}), transform, o);
-  std::vector<HostBatch> out;
-  for (int e = 0; e < epochs; ++e) {
-    pipe.set_epoch(e);
-    for (const Batch& b : pipe) out.push_back(host_copy(b));
-  }
-  return out;
-}
-
-template <class D, class T>
-void require_same_as_cpu(const D& data, const T& transform, PipelineOptions o, int epochs = 2) {
-  PipelineOptions cpu = o;
-  cpu.device = cpu_device;
-  cpu.stream = nullptr;
-  const auto expected = run(data, transform, cpu, epochs);
-  const auto got = run(data, transform, o, epochs);
-  REQUIRE(got.size() == expected.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("batch " << i);
-    REQUIRE(got[i].indices == expected[i].indices);
-    REQUIRE(got[i].labels == expected[i].labels);
-    REQUIRE(got[i].images == expected[i].images);  // no tolerance
-  }
 }
 
 InMemory awkward_sizes() {

@@ -1,11 +1,16 @@
-// ImageAugment's pixel transforms on the CPU backend, on the real photos: a program that draws
-// nothing takes today's path bit for bit; otherwise the drawn program runs on the resampled u8
-// image before normalisation, and erasing on the normalised output.
+// ImageAugment's pixel transforms on the real photos. The CPU backend: a program that draws nothing
+// takes today's path bit for bit; otherwise the drawn program runs on the resampled u8 image
+// before normalisation, and erasing on the normalised output. The device path through a
+// host-memory backend (its "kernels" the CPU's functions): programs staged in the slot's table,
+// samples resampled into u8 images then run, CPU-finished samples among them, JPEGs staged for
+// the device decoder; its batches equal the CPU backend's, for every worker count.
 
 #include <conveyor/conveyor.hpp>
 #include <conveyor/ops/cpu/pixel_program.hpp>
 
 #include "support/data.hpp"
+#include "support/digest.hpp"
+#include "support/host_device.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -17,6 +22,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <string>
 #include <vector>
 
 using namespace conveyor;
@@ -181,4 +187,81 @@ TEST_CASE("ImageAugment refuses transforms it cannot run, naming them", "[pipeli
   CHECK_THROWS_WITH(aug.validate(), Catch::Matchers::Contains("ColorJitter comes after RandomErasing"));
   aug.transforms = {RandomSolarize{.threshold = 256.0}};
   CHECK_THROWS_WITH(aug.validate(), Catch::Matchers::Contains("transforms[0]: RandomSolarize: threshold must be at most 255"));
+}
+
+namespace {
+
+/// A recipe whose programs vary from sample to sample in length, order and kind: jitter in a
+/// random order, flips folded or not, nested RandomApply, erasing with random values.
+std::vector<PixelTransform> varied_recipe() {
+  return {RandomVerticalFlip{.p = 0.5},
+          ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1},
+          RandomApply{.transforms = {RandomGrayscale{.p = 0.5}, RandomPosterize{.bits = 3, .p = 0.5}}, .p = 0.6},
+          RandomSolarize{.threshold = 128.0, .p = 0.3},
+          RandomInvert{.p = 0.2},
+          RandomErasing{.p = 0.5, .value = ErasingValue::random()},
+          RandomErasing{.p = 0.3, .value = {0.5, 0.25, -0.5}}};
+}
+
+std::vector<std::uint64_t> batches(const InMemory& data, const ImageAugment& aug, const PipelineOptions& o, int epochs = 2) {
+  BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 11}), aug, o);
+  return conveyor_test::digests(pipe, epochs);
+}
+
+}  // namespace
+
+TEST_CASE("programs staged in the slot's table give the CPU backend's batches through the device path",
+          "[pipeline][transforms][device]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const InMemory photos = corpus_photos(data);
+  const conveyor_test::HostDevice device;
+  for (const ImageAugment& base : settings()) {
+    INFO("dtype " << to_string(base.dtype) << ", layout " << to_string(base.layout));
+    const ImageAugment aug = with(base, varied_recipe());
+    const PipelineOptions cpu{.batch_size = 7, .workers = 2, .seed = 3};
+    PipelineOptions on_device = cpu;
+    on_device.device = 0;
+    const auto expected = batches(photos, aug, cpu);
+    CHECK(batches(photos, aug, on_device) == expected);
+    // No room to stage: every sample resampled on the CPU, its program still run by the device.
+    on_device.arena_bytes = 1;
+    CHECK(batches(photos, aug, on_device) == expected);
+  }
+}
+
+TEST_CASE("programs of samples sent to the device's JPEG decoder run there too", "[pipeline][transforms][device]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const InMemory photos = corpus_photos(data);
+  const conveyor_test::HostDevice device;
+  // Full-scale decoding (CenterCrop), as the engines decode: the staged windows are the CPU's.
+  const ImageAugment aug = with(ImageAugment{.crop = CenterCrop{48}, .resize = Resize{56}, .normalize = Normalize::imagenet(),
+                                             .dtype = DType::f16, .layout = Layout::NCHW},
+                                varied_recipe());
+  const PipelineOptions cpu{.batch_size = 6, .workers = 3, .seed = 9};
+  const auto expected = batches(photos, aug, cpu);
+  PipelineOptions o = cpu;
+  o.device = 0;
+  o.decode = JpegDecode::gpu;
+  BatchPipeline pipe(photos, RandomSampler(photos.size(), {.seed = 11}), aug, o);
+  CHECK(conveyor_test::digests(pipe, 2) == expected);
+  CHECK(pipe.stats().gpu_decoded > 10);
+}
+
+TEST_CASE("without pixel transforms the device work is today's: the fused kernel alone and no program table",
+          "[pipeline][transforms][device]") {
+  const ImageAugment plain = ImageAugment::train(64);
+  const DeviceWork work = plain.device_work();
+  REQUIRE(work.steps.size() == 1);
+  CHECK(std::string(work.steps[0].name()) == ResampleSamples::name);
+  CHECK_FALSE(work.programs);
+  const SlotLayout today = SlotLayout::make(256, 1 << 20), tables = SlotLayout::make(256, 1 << 20, 0, 0, true);
+  CHECK(today.data_offset == (256 * (8 + sizeof(ops::SamplePlan)) + 255) / 256 * 256);
+  std::byte arena[64] = {};
+  CHECK(today.programs(arena) == nullptr);
+  CHECK(tables.programs(arena) == reinterpret_cast<ops::pixel::PixelProgram*>(arena + tables.programs_offset));
+  CHECK(tables.data_offset >= today.data_offset + 256 * sizeof(ops::pixel::PixelProgram));
+  ImageAugment with = plain;
+  with.transforms = {RandomInvert{}};
+  CHECK(with.device_work().programs);
+  CHECK(std::string(with.device_work().steps[0].name()) == ProgramSamples::name);
 }

@@ -1,11 +1,12 @@
 #pragma once
 // A device backend in host memory, for running the device pipeline's host side (staging into
-// pinned arenas, the arena allocator, the guard, uploads by byte count, JPEGs staged for the device
-// decoder and JpegDecode::adaptive's shares) where there is no GPU, under the CPU sanitizers. Its
-// "device" runs the steps ImageAugment and plain transforms ask for with the CPU backend's own
-// functions (libjpeg-turbo for the JPEG engines), so its batches equal the CPU backend's bit for
-// bit wherever both decode at full scale. Every arena is a vector of exactly the size a CUDA slot
-// allocates: a write past one is a heap overflow AddressSanitizer reports.
+// pinned arenas, the arena allocator, the guard, uploads by byte count, program tables, JPEGs staged
+// for the device decoder and JpegDecode::adaptive's shares) where there is no GPU, under the CPU
+// sanitizers. Its "device" runs the steps ImageAugment and plain transforms ask for with the CPU
+// backend's own functions (libjpeg-turbo for the JPEG engines, the CPU pixel-program executor for
+// the kernel), so its batches equal the CPU backend's bit for bit wherever both decode at full
+// scale. Every arena is a vector of exactly the size a CUDA slot allocates: a write past one is a
+// heap overflow AddressSanitizer reports.
 
 #include <conveyor/core/clock.hpp>
 #include <conveyor/core/linear_fit.hpp>
@@ -14,7 +15,9 @@
 #include <conveyor/device/step.hpp>
 #include <conveyor/device/work.hpp>
 #include <conveyor/io/image_decoder.hpp>
+#include <conveyor/ops/cpu/pixel_program.hpp>
 #include <conveyor/ops/cpu/resample.hpp>
+#include <conveyor/pipeline/augment/program_image.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -106,6 +109,41 @@ class HostResample final : public conveyor::DeviceStep {
   conveyor::ops::cpu::ResampleScratch scratch_;
 };
 
+/// ProgramSamples as the CUDA step runs it, with the CPU's functions in the kernels' places: every
+/// sample resampled into a u8 image (a `precomputed` one's image copied), then each sample's
+/// program from the uploaded program table run on its image and stored (the CPU executor).
+class HostProgram final : public conveyor::DeviceStep {
+ public:
+  HostProgram(const conveyor::ProgramSamples& spec, const conveyor::DeviceStepConfig& c)
+      : spec_(spec), c_(c), image_bytes_(std::size_t(spec.out_width) * std::size_t(spec.out_height) * 3),
+        images_(c.batch_size * image_bytes_) {}
+  void produce(const conveyor::StepContext& s) override {
+    const std::byte* data = c_.layout.data(s.arena);
+    const conveyor::ops::SamplePlan* plans = c_.layout.plans(s.arena);
+    const conveyor::ops::pixel::PixelProgram* programs = c_.layout.programs(s.arena);
+    for (std::size_t i = 0; i < s.count; ++i) {
+      std::uint8_t* image = images_.data() + i * image_bytes_;
+      if (plans[i].precomputed)
+        std::memcpy(image, data + plans[i].src.offset, image_bytes_);
+      else
+        conveyor::ops::cpu::resample(reinterpret_cast<const std::uint8_t*>(data), plans[i],
+                                     conveyor::detail::program_image_params(), image, scratch_);
+    }
+    auto* out = static_cast<std::byte*>(s.output);
+    for (std::size_t i = 0; i < s.count; ++i)
+      conveyor::ops::cpu::run_pixel_program(programs[i], images_.data() + i * image_bytes_, spec_.out_width,
+                                            spec_.out_height, spec_.params, out + i * c_.sample_bytes, pixel_scratch_);
+  }
+
+ private:
+  conveyor::ProgramSamples spec_;
+  conveyor::DeviceStepConfig c_;
+  std::size_t image_bytes_;
+  std::vector<std::uint8_t> images_;
+  conveyor::ops::cpu::ResampleScratch scratch_;
+  conveyor::ops::cpu::PixelScratch pixel_scratch_;
+};
+
 /// CopySamples: the finished samples, in position order.
 class HostCopy final : public conveyor::DeviceStep {
  public:
@@ -176,6 +214,10 @@ class HostDevice {
         [](const ResampleSamples& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
           return std::make_unique<HostResample>(spec, c);
         });
+    program_ = detail::device_step_maker<ProgramSamples>().exchange(
+        [](const ProgramSamples& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
+          return std::make_unique<HostProgram>(spec, c);
+        });
     copy_ = detail::device_step_maker<CopySamples>().exchange(
         [](const CopySamples&, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
           return std::make_unique<HostCopy>(c);
@@ -191,6 +233,7 @@ class HostDevice {
     using namespace conveyor;
     detail::cuda_backend_factory().store(factory_);
     detail::device_step_maker<ResampleSamples>().store(resample_);
+    detail::device_step_maker<ProgramSamples>().store(program_);
     detail::device_step_maker<CopySamples>().store(copy_);
     detail::device_step_maker<DecodeJpegs>().store(decode_);
   }
@@ -198,6 +241,7 @@ class HostDevice {
  private:
   conveyor::detail::DeviceBackendFactory factory_;
   conveyor::detail::DeviceStepMaker<conveyor::ResampleSamples> resample_;
+  conveyor::detail::DeviceStepMaker<conveyor::ProgramSamples> program_;
   conveyor::detail::DeviceStepMaker<conveyor::CopySamples> copy_;
   conveyor::detail::DeviceStepMaker<conveyor::DecodeJpegs> decode_;
 };

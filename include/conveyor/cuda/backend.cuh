@@ -2,13 +2,15 @@
 /// @file
 /// The CUDA backend of `BatchPipeline`. Include it in one translation unit compiled by nvcc;
 /// every pipeline of the program can then take `.device = N` (and the device steps conveyor
-/// ships, `ResampleSamples` and `CopySamples`, have their implementations; `DecodeJpegs` too,
-/// for `decode = gpu`, where the build defines CONVEYOR_WITH_NVJPEG and links nvJPEG).
+/// ships, `ResampleSamples`, `ProgramSamples` and `CopySamples`, have their implementations;
+/// `DecodeJpegs` too, for `decode = gpu`, where the build defines CONVEYOR_WITH_NVJPEG and links
+/// nvJPEG).
 ///
 /// Per slot: a pinned arena and its device twin (`SlotLayout`), a device output buffer, and three
 /// events; the transform's steps (`DeviceWork`) keep what else they need per slot. Each step's
 /// `after_upload` phase runs on the load stream (ImageAugment's: laying out the filter windows), so
-/// the augment stream, which gates the consumer, runs only the `produce` phases (the fused kernel).
+/// the augment stream, which gates the consumer, runs only the `produce` phases (the fused kernel,
+/// and the pixel-program kernel after it where the transform has pixel transforms).
 ///
 ///   worker threads   ──write pinned arena (labels, plans, regions)──────────────────────────────
 ///   LOAD stream      wait ready[s], released[s][*] ─ H2D arena ─ steps' after_upload ─ record uploaded[s]
@@ -36,6 +38,7 @@
 #if defined(CONVEYOR_WITH_NVJPEG)
 #include <conveyor/cuda/jpeg_decode_step.cuh>  // decode = gpu (the build found nvJPEG)
 #endif
+#include <conveyor/cuda/program_step.cuh>
 #include <conveyor/cuda/resample_step.cuh>
 #include <conveyor/cuda/stream.hpp>
 #include <conveyor/device/backend.hpp>

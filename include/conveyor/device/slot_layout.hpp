@@ -4,8 +4,10 @@
 /// device, so the pipeline that writes them and the backend that reads them name each section
 /// by type instead of by offset.
 ///
-///   [labels: batch x int64][plans: batch x ops::SamplePlan][data: decoded windows or samples][guard]
+///   [labels: batch x int64][plans: batch x ops::SamplePlan][programs: batch x PixelProgram]
+///   [data: decoded windows or samples][guard]
 ///
+/// (the program table only for work that asks for one, `DeviceWork::programs`),
 /// and, after those, sections only one side has: `host_only` bytes of the pinned arena (never
 /// uploaded) and `device_only` bytes of the device arena (written on the device), for device steps
 /// (a GPU decode's files and windows, device/jpeg_offload.hpp). The guard is a pattern nothing
@@ -14,6 +16,7 @@
 /// the sanitizers watch).
 
 #include <conveyor/config.hpp>
+#include <conveyor/ops/pixel/op.hpp>
 #include <conveyor/ops/plan.hpp>
 
 #include <cstddef>
@@ -28,21 +31,26 @@ struct SlotLayout {
 
   std::size_t batch = 0;
   std::size_t plans_offset = 0;
+  std::size_t programs_offset = 0;  ///< where the program table starts (its end, when it has none)
+  bool has_programs = false;
   std::size_t data_offset = 0;
   std::size_t total = 0;  ///< of the mirrored sections
   std::size_t host_only = 0;
   std::size_t device_only = 0;
 
-  /// The layout of a slot for `batch` samples and `data_bytes` of data.
+  /// The layout of a slot for `batch` samples and `data_bytes` of data, with a program table when
+  /// `programs`.
   [[nodiscard]] static constexpr SlotLayout make(std::size_t batch, std::size_t data_bytes, std::size_t host_only = 0,
-                                                 std::size_t device_only = 0) noexcept {
+                                                 std::size_t device_only = 0, bool programs = false) noexcept {
     SlotLayout l;
     l.host_only = host_only;
     l.device_only = device_only;
     l.batch = batch;
     l.plans_offset = batch * sizeof(std::int64_t);
-    l.data_offset = (l.plans_offset + batch * sizeof(ops::SamplePlan) + data_alignment - 1) / data_alignment *
-                    data_alignment;
+    l.programs_offset = l.plans_offset + batch * sizeof(ops::SamplePlan);
+    l.has_programs = programs;
+    const std::size_t tables_end = l.programs_offset + (programs ? batch * sizeof(ops::pixel::PixelProgram) : 0);
+    l.data_offset = (tables_end + data_alignment - 1) / data_alignment * data_alignment;
     l.total = l.data_offset + data_bytes + guard_bytes;
     return l;
   }
@@ -63,6 +71,13 @@ struct SlotLayout {
   }
   [[nodiscard]] const ops::SamplePlan* plans(const std::byte* base) const noexcept {
     return reinterpret_cast<const ops::SamplePlan*>(base + plans_offset);
+  }
+  /// The program table, or nullptr when the slot has none.
+  [[nodiscard]] ops::pixel::PixelProgram* programs(std::byte* base) const noexcept {
+    return has_programs ? reinterpret_cast<ops::pixel::PixelProgram*>(base + programs_offset) : nullptr;
+  }
+  [[nodiscard]] const ops::pixel::PixelProgram* programs(const std::byte* base) const noexcept {
+    return has_programs ? reinterpret_cast<const ops::pixel::PixelProgram*>(base + programs_offset) : nullptr;
   }
   [[nodiscard]] std::byte* data(std::byte* base) const noexcept { return base + data_offset; }
   [[nodiscard]] const std::byte* data(const std::byte* base) const noexcept { return base + data_offset; }

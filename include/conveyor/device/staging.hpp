@@ -14,6 +14,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/ops/pixel/op.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -249,6 +250,9 @@ struct StagingArea {
   /// Set when the sample drew the device's JPEG decoder (device/jpeg_offload.hpp): the transform
   /// may stage the file there instead of decoding it.
   const struct DeviceJpegPlace* device_jpeg = nullptr;
+  /// The sample's entry in the slot's program table, when its device work has one
+  /// (`DeviceWork::programs`): the transform writes the sample's pixel program there.
+  ops::pixel::PixelProgram* program = nullptr;
 };
 
 }  // namespace v0

@@ -38,6 +38,16 @@ struct ResampleSamples {
   std::int32_t out_width = 0, out_height = 0;
 };
 
+/// `ResampleSamples` into u8 interleaved images, then each sample's pixel program from the slot's
+/// program table (`SlotLayout::programs`) on its image, stored normalised and converted into the
+/// output with the program's erasing. A `precomputed` sample's image was resampled on the CPU
+/// (u8 interleaved, at its plan's offset): the device copies it and runs its program as the rest.
+struct ProgramSamples {
+  static constexpr const char* name = "resample samples and run their pixel programs";
+  ops::OutputParams params{};
+  std::int32_t out_width = 0, out_height = 0;
+};
+
 /// A transform's device work.
 struct DeviceWork {
   /// Where a sample's bytes go in the data section: at `position * reserve` (finished samples,
@@ -55,6 +65,9 @@ struct DeviceWork {
     DecodeOptions decode{};            ///< how strictly it decodes
   };
   std::optional<JpegStaging> jpeg_staging;
+  /// Each sample carries a pixel program: the slot gets a program table beside its plans, which
+  /// `stage` fills (`StagingArea::program`).
+  bool programs = false;
 
   /// Samples finished on the host, `sample_bytes` each, copied into the output by the device.
   [[nodiscard]] static DeviceWork finished(std::size_t sample_bytes) {

@@ -306,7 +306,8 @@ class BatchPipeline {
       data = std::max(o_.arena_bytes, o_.batch_size * work.reserve);
     offload_ = detail::add_jpeg_offload(work, o_);
     const std::size_t host_only = offload_ ? offload_->host_bytes() : 0, device_only = offload_ ? offload_->device_bytes() : 0;
-    layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment, host_only, device_only);
+    layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment, host_only, device_only,
+                               work.programs);
     ring_->device = factory({o_.device, o_.stream, o_.prefetch, o_.batch_size, layout_, spec_.bytes(), work.steps});
     for (std::size_t slot = 0; slot < o_.prefetch; ++slot) layout_.write_guard(ring_->device->host_arena(slot));
   }

@@ -210,27 +210,38 @@ struct ImageAugment {
   /// gives a sample 4 bytes per output element on average (a window of 4x the output's pixels, 3
   /// bytes each; DCT scaling keeps most below that), and guarantees each the finished sample's size.
   /// A device JPEG decoder gets windows of up to 786,432 pixels (or 4x the output's, if more):
-  /// ImageNet's files whole, so a crop of any of them fits.
+  /// ImageNet's files whole, so a crop of any of them fits. With pixel transforms, each sample's
+  /// program travels in the slot's program table and the device resamples into u8 images, runs the
+  /// programs and stores (`ProgramSamples`); without, the fused kernel alone makes the batch.
   [[nodiscard]] DeviceWork device_work() const {
-    if (!transforms.empty())
-      throw ConfigError("ImageAugment: pixel transforms run on the CPU backend (device = -1) for now");
     const SampleSpec spec = sample_spec();
     const std::size_t out = spec.bytes();
     const std::size_t window_pixels = std::max<std::size_t>(1024 * 768, 4 * std::size_t(output_size()) * std::size_t(output_size()));
-    return {DeviceWork::Placement::staged, out, std::max<std::size_t>(out, 4 * static_cast<std::size_t>(spec.numel())),
-            {DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size()})},
-            DeviceWork::JpegStaging{3 * window_pixels, decode}};
+    const bool programs = !transforms.empty();
+    return {DeviceWork::Placement::staged,
+            out,
+            std::max<std::size_t>(out, 4 * static_cast<std::size_t>(spec.numel())),
+            {programs ? DeviceStepSpec::of(ProgramSamples{output_params(), output_size(), output_size()})
+                      : DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size()})},
+            DeviceWork::JpegStaging{3 * window_pixels, decode},
+            programs};
   }
 
-  /// The host half of the device path: plans from the header, then decodes the window the plan
-  /// reads straight into `area` (in stored order: the plan's view applies the orientation) and
-  /// returns the plan for it. A sample that does not fit, or needs more filter taps than the kernel
-  /// holds, is finished here on the CPU instead, into its reserve, and marked `precomputed`: the
-  /// result is the same bits either way.
+  /// The host half of the device path: draws the sample's program (into `area.program`, with
+  /// transforms), plans from the header, then decodes the window the plan reads straight into
+  /// `area` (in stored order: the plan's view applies the orientation) and returns the plan for it.
+  /// A sample that does not fit, or needs more filter taps than the kernel holds, is resampled
+  /// here on the CPU instead, into its reserve, and marked `precomputed`: finished, or with
+  /// transforms its u8 image, whose program the device runs as the others'. The result is the same
+  /// bits either way.
   /// @throws DecodeError when the bytes are not a decodable image.
   [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> image,
                                       StagingArea& area, Workspace& ws) const {
     const SampleProgram drawn = program(ctx);
+    if (!transforms.empty()) {
+      if (!area.program) throw Error("ImageAugment::stage: the slot has no program table for the transforms' programs");
+      *area.program = drawn.pixels;
+    }
     if (area.device_jpeg && area.device_jpeg->drawn)
       if (const std::optional<ops::SamplePlan> p = stage_for_device_decode(ctx, image, *area.device_jpeg, area, ws, drawn))
         return *p;
@@ -243,7 +254,8 @@ struct ImageAugment {
     }
     ops::SamplePlan p = decode_to_workspace(ctx, job, ws);
     const std::size_t off = area.claim->allocate_reserve();
-    resample_on_cpu(ctx, p, area.data + off, ws);
+    if (transforms.empty()) resample_on_cpu(ctx, p, area.data + off, ws);
+    else resample_program_image(ctx, p, area.data + off, ws);
     p.precomputed = 1;
     p.src = {static_cast<std::int64_t>(off), 3, 0, 0, 0};
     return p;
@@ -301,6 +313,13 @@ struct ImageAugment {
     StageTimer timer(ctx, augment_stage);
     detail::NvtxRange range("augment");
     ops::cpu::resample(ws.pixels.data(), p, output_params(), out, ws.scratch);
+  }
+
+  /// Resamples the workspace's pixels as `p` says into the u8 image a program runs on, at `out`.
+  void resample_program_image(const SampleContext& ctx, const ops::SamplePlan& p, std::byte* out, Workspace& ws) const {
+    StageTimer timer(ctx, augment_stage);
+    detail::NvtxRange range("augment");
+    detail::resample_program_image(p, reinterpret_cast<std::uint8_t*>(out), ws);
   }
 
   /// Resamples the workspace's pixels as `p` says and runs `program` on them, into `out`.

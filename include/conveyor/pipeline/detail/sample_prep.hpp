@@ -105,6 +105,7 @@ class SamplePrep {
       } else if constexpr (DeviceTransform<T>) {
         ArenaClaim claim(slot.arena, t.pos);  // given back if this attempt fails
         StagingArea area{layout_.data(arena), &claim};
+        if (ops::pixel::PixelProgram* table = layout_.programs(arena)) area.program = table + t.pos;
         DeviceJpegPlace place;
         if (offload_) {
           std::byte* section = layout_.one_sided(arena);

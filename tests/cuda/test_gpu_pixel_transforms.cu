@@ -1,0 +1,144 @@
+// ImageAugment's pixel transforms through the CUDA backend (programs in the slot's table, the
+// fused kernel into u8 images, the pixel-program kernel into the output) against the CPU backend,
+// bit for bit: every dtype and layout, on the real photos, recipes drawn at random, samples the
+// CPU resamples among them. Runs only where a GPU is (label gpu).
+
+#include <conveyor/cuda/all.cuh>
+
+#include <catch2/catch.hpp>
+
+#include "cuda/gpu_batches.hpp"
+#include "support/data.hpp"
+#include "support/images.hpp"
+#include "support/temp_dir.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <variant>
+#include <vector>
+
+using namespace conveyor;
+using conveyor_test::require_same_as_cpu;
+
+namespace {
+
+/// The corpus' photos as a FileList (0.1 to 13 megapixels, colour and grey, baseline and
+/// progressive): large ones cropped to small outputs exceed the kernel's taps and are resampled on
+/// the CPU.
+FileList corpus_photos(const std::filesystem::path& data, const conveyor_test::TempDir& t) {
+  std::ofstream list(t.path() / "photos.txt");
+  for (const auto& e : std::filesystem::directory_iterator(data / "photos"))
+    if (e.path().extension() == ".jpg") list << e.path().string() << " 0\n";
+  list.close();
+  return FileList((t.path() / "photos.txt").string());
+}
+
+/// A list of pixel transforms drawn from `rng`: each kind now and then, with its arguments across
+/// their ranges, nested in RandomApply sometimes, erasing (random values or numbers) last; no more
+/// ops than a program holds.
+std::vector<PixelTransform> random_recipe(CounterRng& rng) {
+  const auto p = [&] { return rng.below(4) == 0 ? 1.0 : rng.uniform(); };
+  std::vector<PixelTransform> leaves;
+  int ops = 0;
+  for (int k = 0; k < 6 && ops + 4 <= ops::pixel::max_program_ops - 2; ++k) {  // a jitter's 4, two erasings
+    switch (rng.below(7)) {
+      case 0: leaves.push_back(RandomVerticalFlip{.p = p()}); break;
+      case 1:
+        leaves.push_back(ColorJitter{.brightness = rng.uniform(0, 1), .contrast = rng.uniform(0, 1),
+                                     .saturation = {rng.uniform(0, 1), 1.0 + rng.uniform(0, 1)},
+                                     .hue = rng.uniform(0, 0.5)});
+        break;
+      case 2: leaves.push_back(rng.below(2) ? PixelTransform{Grayscale{}} : PixelTransform{RandomGrayscale{.p = p()}}); break;
+      case 3: leaves.push_back(RandomInvert{.p = p()}); break;
+      case 4: leaves.push_back(RandomPosterize{.bits = static_cast<int>(rng.below(9)), .p = p()}); break;
+      case 5: leaves.push_back(RandomSolarize{.threshold = rng.uniform(0, 255), .p = p()}); break;
+      default: leaves.push_back(RandomApply{.transforms = {RandomInvert{.p = p()}, RandomGrayscale{.p = p()}}, .p = p()});
+    }
+    ops += std::visit([](const auto& x) { return x.max_ops(); }, leaves.back());
+  }
+  if (rng.below(2)) leaves.push_back(RandomErasing{.p = p(), .value = ErasingValue::random()});
+  if (rng.below(2)) leaves.push_back(RandomErasing{.p = p(), .value = {rng.uniform(-2, 2), rng.uniform(-2, 2), 0.5}});
+  return leaves;
+}
+
+}  // namespace
+
+TEST_CASE("pixel programs on the GPU equal the CPU backend's batches for every dtype and layout on the photos",
+          "[gpu][transforms][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const conveyor_test::TempDir t;
+  const FileList photos = corpus_photos(data, t);
+  CounterRng rng(2026, 0, 0, RngOp::user);
+  for (DType dtype : {DType::u8, DType::f32, DType::f16, DType::bf16})
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      ImageAugment aug = ImageAugment::train(224);
+      aug.dtype = dtype;
+      aug.layout = layout;
+      if (dtype == DType::u8) aug.normalize.reset();
+      aug.transforms = random_recipe(rng);
+      aug.validate();
+      INFO("dtype " << to_string(dtype) << ", layout " << to_string(layout) << ", " << aug.transforms.size()
+                    << " transforms");
+      require_same_as_cpu(photos, aug, {.batch_size = 16, .workers = 8, .seed = 3, .device = 0}, 2);
+      ImageAugment eval = ImageAugment::eval(72, 64);  // full-scale decoding, a small output
+      eval.dtype = dtype;
+      eval.layout = layout;
+      if (dtype == DType::u8) eval.normalize.reset();
+      eval.transforms = random_recipe(rng);
+      eval.validate();
+      require_same_as_cpu(photos, eval, {.batch_size = 7, .workers = 4, .seed = 4, .device = 0}, 1);
+    }
+}
+
+TEST_CASE("many random recipes on the GPU equal the CPU backend's batches", "[gpu][transforms][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const conveyor_test::TempDir t;
+  const FileList photos = corpus_photos(data, t);
+  CounterRng rng(7, 0, 0, RngOp::user);
+  for (int recipe = 0; recipe < 24; ++recipe) {
+    ImageAugment aug{.crop = RandomResizedCrop{.size = 40 + 8 * static_cast<int>(rng.below(8))},
+                     .flip = {.p = 0.5},
+                     .transforms = random_recipe(rng),
+                     .normalize = Normalize::imagenet(),
+                     .dtype = DType::bf16,
+                     .layout = recipe % 2 ? Layout::NHWC : Layout::NCHW};
+    aug.validate();
+    INFO("recipe " << recipe << ", size " << aug.output_size());
+    require_same_as_cpu(photos, aug, {.batch_size = 9, .workers = 4, .seed = std::uint64_t(recipe), .device = 0}, 1);
+  }
+}
+
+TEST_CASE("samples resampled on the CPU run their programs on the GPU with the same bits", "[gpu][transforms][fallback]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const conveyor_test::TempDir t;
+  const FileList photos = corpus_photos(data, t);
+  CounterRng rng(99, 0, 0, RngOp::user);
+  for (DType dtype : {DType::u8, DType::f16}) {
+    ImageAugment aug{.crop = RandomResizedCrop{.size = 32}, .transforms = random_recipe(rng), .dtype = dtype};
+    if (dtype != DType::u8) aug.normalize = Normalize::imagenet();
+    aug.validate();
+    // No room to stage a window: every sample's u8 image is made on the CPU and uploaded.
+    require_same_as_cpu(photos, aug, {.batch_size = 6, .workers = 2, .device = 0, .arena_bytes = 1}, 1);
+  }
+}
+
+TEST_CASE("pixel transforms hold two u8 images a sample of device memory more and none without them",
+          "[gpu][transforms]") {
+  const ImageAugment plain = ImageAugment::train(64);
+  ImageAugment with = plain;
+  with.transforms = {RandomInvert{}};
+  const InMemory data = [] {
+    InMemory d;
+    for (int i = 0; i < 8; ++i) d.add(conveyor_test::random_jpeg(96, 80, std::uint64_t(i)), i);
+    return d;
+  }();
+  const PipelineOptions o{.batch_size = 4, .workers = 2, .device = 0};
+  BatchPipeline a(data, SequentialSampler(data.size()), plain, o), b(data, SequentialSampler(data.size()), with, o);
+  for (const Batch& batch : a) (void)batch;
+  for (const Batch& batch : b) (void)batch;
+  // The program path holds two u8 images a sample (its input and the neighbourhood ops' scratch)
+  // and tap tables as the fused kernel's; without transforms, only the fused kernel's.
+  const std::uint64_t extra = b.stats().device_bytes - a.stats().device_bytes;
+  CHECK(extra >= 2 * 4 * 64 * 64 * 3);
+  CHECK(extra < 3 * 4 * 64 * 64 * 3 + 4 * 4 * sizeof(ops::pixel::PixelProgram));
+}
