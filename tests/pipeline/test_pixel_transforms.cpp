@@ -247,6 +247,26 @@ TEST_CASE("programs of samples sent to the device's JPEG decoder run there too",
   CHECK(pipe.stats().gpu_decoded > 10);
 }
 
+TEST_CASE("a sample's program is a pure function of (seed, epoch, index): the same batches for 0, 1 and 4 "
+          "workers, on the CPU and through the device path",
+          "[pipeline][transforms][determinism]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const InMemory photos = corpus_photos(data);
+  const conveyor_test::HostDevice device;
+  const ImageAugment aug = with(ImageAugment{.crop = RandomResizedCrop{.size = 40}, .flip = {.p = 0.5},
+                                             .normalize = Normalize::imagenet(), .dtype = DType::bf16},
+                                varied_recipe());
+  const auto expected = batches(photos, aug, {.batch_size = 5, .workers = 0, .seed = 21}, 3);
+  for (const int workers : {0, 1, 4})
+    for (const int device_ordinal : {cpu_device, 0}) {
+      INFO(workers << " workers, device " << device_ordinal);
+      CHECK(batches(photos, aug, {.batch_size = 5, .workers = workers, .seed = 21, .device = device_ordinal}, 3) ==
+            expected);
+    }
+  // And it is the sample's own: another seed or epoch draws other programs.
+  CHECK(batches(photos, aug, {.batch_size = 5, .workers = 2, .seed = 22}, 3) != expected);
+}
+
 TEST_CASE("without pixel transforms the device work is today's: the fused kernel alone and no program table",
           "[pipeline][transforms][device]") {
   const ImageAugment plain = ImageAugment::train(64);
