@@ -4,6 +4,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _args
 from . import _conveyor
+from .transforms import DrawnCall, PixelTransform, native_list
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -76,6 +77,8 @@ class ImageAugment:
     columns. decode_scaling: None decodes at a DCT scale for random crops and at full size for
     center crops (exact torchvision evaluation); True or False forces it. lenient: accept what
     libjpeg only warns about. max_image_pixels: a larger image is refused before decoding.
+    transforms: pixel transforms (conveyor.transforms, torchvision v2's names and arguments) run
+    after the crop and flip in order, each sample drawing its own; `drawn_calls` says what one drew.
     """
 
     crop: str = "random_resized"
@@ -92,6 +95,7 @@ class ImageAugment:
     decode_scaling: Optional[bool] = None
     lenient: bool = False
     max_image_pixels: int = 1 << 27
+    transforms: Sequence[PixelTransform] = ()
 
     @classmethod
     def train(cls, size: int = 224, **fields: Any) -> "ImageAugment":
@@ -125,7 +129,21 @@ class ImageAugment:
             exif_orientation=_args.flag(who, "exif_orientation", self.exif_orientation),
             roi=_args.flag(who, "roi", self.roi), decode_scaling=decode_scaling,
             lenient=_args.flag(who, "lenient", self.lenient),
-            max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1))
+            max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1),
+            transforms=native_list(who, self.transforms))
+
+    def drawn_calls(self, seed: int, epoch: int, index: int, width: int, height: int) -> List[DrawnCall]:
+        """What sample `index` of `epoch` draws under a loader's `seed` from an image of `width` x
+        `height` (after Exif orientation): the torchvision.transforms.v2.functional calls that
+        reproduce its output, in order (the crop and resize, the flip, then the pixel transforms',
+        erasing last on the normalised image)."""
+        who = "ImageAugment.drawn_calls"
+        calls = _conveyor.drawn_calls(self._native(), seed=_args.integer(who, "seed", seed, 0),
+                                      epoch=_args.integer(who, "epoch", epoch, 0),
+                                      index=_args.integer(who, "index", index, 0),
+                                      width=_args.integer(who, "width", width, 1),
+                                      height=_args.integer(who, "height", height, 1))
+        return [DrawnCall(function, kwargs) for function, kwargs in calls]
 
 
 @dataclasses.dataclass

@@ -12,6 +12,7 @@ namespace nb = nanobind;
 void bind_errors(nb::module_& m);        // errors.cpp
 void bind_datasets(nb::module_& m);      // datasets.cpp
 void bind_decode(nb::module_& m);        // decode.cpp
+void bind_pixel_transforms(nb::module_& m);  // pixel_transforms.cpp
 void bind_transforms(nb::module_& m);    // transforms.cpp
 void bind_batches(nb::module_& m);       // batch.cpp
 void bind_loader(nb::module_& m);        // loader.cpp

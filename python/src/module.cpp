@@ -20,6 +20,7 @@ NB_MODULE(_conveyor, m) {
   conveyor_ext::bind_errors(m);
   conveyor_ext::bind_datasets(m);
   conveyor_ext::bind_decode(m);
+  conveyor_ext::bind_pixel_transforms(m);
   conveyor_ext::bind_transforms(m);
   conveyor_ext::bind_batches(m);
   conveyor_ext::bind_loader(m);

@@ -3,6 +3,8 @@
 
 #include "transforms.hpp"
 
+#include "pixel_transforms.hpp"
+
 #include <conveyor/pipeline/image_augment.hpp>
 #include <conveyor/pipeline/raw_tensor.hpp>
 
@@ -27,7 +29,8 @@ Transform image_augment(const std::string& crop, int size, std::pair<double, dou
                         std::pair<double, double> ratio, std::optional<int> resize, double flip,
                         std::optional<std::vector<float>> mean, std::optional<std::vector<float>> std_dev,
                         const std::string& dtype, const std::string& layout, bool exif_orientation, bool roi,
-                        std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels) {
+                        std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
+                        const std::vector<PixelTransform>& transforms) {
   conveyor::ImageAugment a;
   if (crop == "random_resized")
     a.crop = conveyor::RandomResizedCrop{size, {scale.first, scale.second}, {ratio.first, ratio.second}};
@@ -51,8 +54,11 @@ Transform image_augment(const std::string& crop, int size, std::pair<double, dou
   a.decode_scaling = decode_scaling;
   a.decode.lenient = lenient;
   a.decode.max_image_pixels = max_image_pixels;
+  for (const PixelTransform& t : transforms) a.transforms.push_back(t.held);
   a.validate();
-  return make_transform(conveyor::AnyTransform(a));
+  Transform t = make_transform(conveyor::AnyTransform(a));
+  t.augment = std::move(a);
+  return t;
 }
 
 Transform raw_tensor(const std::vector<std::int64_t>& shape, const std::string& dtype) {
@@ -74,7 +80,7 @@ void bind_transforms(nb::module_& m) {
       .def_ro("dtype", &Transform::dtype);
   m.def("image_augment", &image_augment, "crop"_a, "size"_a, "scale"_a, "ratio"_a, "resize"_a, "flip"_a, "mean"_a,
         "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
-        "max_image_pixels"_a);
+        "max_image_pixels"_a, "transforms"_a = std::vector<PixelTransform>{});
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
 }
 

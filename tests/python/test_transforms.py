@@ -39,3 +39,25 @@ def test_the_presets_normalise_every_dtype_as_cpp_does(samples):
         loader = conveyor.Loader(str(samples), batch_size=2, workers=1, transform=preset(dtype="u8", normalize=None))
         batch = next(loader.batches())
         assert batch.images.dtype == "u8"
+
+
+def test_pixel_transforms_run_in_a_loader_and_name_what_they_refuse(samples):
+    from conveyor import transforms as T
+
+    plain = conveyor.ImageAugment.train(32, dtype="u8", normalize=None)
+    inverted = conveyor.ImageAugment.train(32, dtype="u8", normalize=None, transforms=[T.RandomInvert(p=1.0)])
+    a = images(conveyor.Loader(str(samples), batch_size=4, seed=3, workers=2, transform=plain))
+    b = images(conveyor.Loader(str(samples), batch_size=4, seed=3, workers=2, transform=inverted))
+    assert all(torch.equal(255 - x, y) for x, y in zip(a, b))
+    calls = inverted.drawn_calls(3, 0, 0, 640, 480)
+    assert calls[-1] == T.DrawnCall("invert", {}) and calls[-1].function == "invert"
+    with pytest.raises(conveyor.ConfigError, match=r"transforms\[1\]: RandomSolarize: threshold must be at most 255"):
+        conveyor.ImageAugment(transforms=[T.RandomInvert(), T.RandomSolarize(threshold=300)])._native()
+    with pytest.raises(conveyor.ConfigError, match="RandomErasing must follow every other pixel transform"):
+        conveyor.ImageAugment(transforms=[T.RandomErasing(), T.RandomInvert()])._native()
+    with pytest.raises(conveyor.ConfigError, match="a value given as a string must be 'random', got 'noise'"):
+        conveyor.ImageAugment(transforms=[T.RandomErasing(value="noise")])._native()
+    with pytest.raises(TypeError, match=r"transforms\[0\] must be one of conveyor.transforms' classes"):
+        conveyor.ImageAugment(transforms=[lambda image: image])._native()  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="ColorJitter: hue must be None, a number or a"):
+        conveyor.ImageAugment(transforms=[T.ColorJitter(hue="0.1")])._native()  # type: ignore[arg-type]

@@ -22,7 +22,8 @@ def test_the_package_ships_stubs_and_py_typed():
     package = pathlib.Path(conveyor.__file__).parent
     assert (package / "py.typed").is_file()
     stubs = (package / "_conveyor.pyi").read_text()
-    for line in ("class Loader:", "class SampleError(Error):", "    path: str", "def iterate(self, epoch: int"):
+    for line in ("class Loader:", "class SampleError(Error):", "    path: str", "def iterate(self, epoch: int",
+                 "class PixelTransform:", "def drawn_calls(transform: Transform, seed: int"):
         assert line in stubs
 
 

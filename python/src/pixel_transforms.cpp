@@ -1,0 +1,130 @@
+// The pixel transforms (conveyor/transforms/): one factory each, with torchvision v2's argument
+// names, for the package's dataclasses (python/conveyor/transforms.py) to build ImageAugment's
+// list; and drawn_calls, what a transform drew for a sample as torchvision functional calls.
+
+#include "pixel_transforms.hpp"
+#include "transforms.hpp"
+
+#include <conveyor/transforms/program.hpp>
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace conveyor_ext {
+namespace {
+
+using Number = std::variant<double, std::pair<double, double>>;
+
+/// A ColorJitter argument: None, a number, or a (min, max) pair.
+conveyor::Jitter jitter(const std::optional<Number>& v) {
+  if (!v) return {};
+  if (const auto* pair = std::get_if<std::pair<double, double>>(&*v)) return {pair->first, pair->second};
+  return {std::get<double>(*v)};
+}
+
+/// Checked with the list it joins (ImageAugment::validate), which names its position.
+PixelTransform make(conveyor::PixelTransform t) { return {std::move(t)}; }
+
+/// RandomErasing's value: a number, one per channel (or one), or "random".
+conveyor::ErasingValue erasing_value(const std::variant<double, std::vector<double>, std::string>& v) {
+  if (const auto* word = std::get_if<std::string>(&v)) {
+    if (*word != "random") throw conveyor::ConfigError("RandomErasing: a value given as a string must be 'random', got '" + *word + "'");
+    return conveyor::ErasingValue::random();
+  }
+  if (const auto* list = std::get_if<std::vector<double>>(&v)) {
+    if (list->size() == 1) return {(*list)[0]};
+    if (list->size() != 3)
+      throw conveyor::ConfigError("RandomErasing: value needs one number or one per channel (3), got " +
+                                  std::to_string(list->size()));
+    return {(*list)[0], (*list)[1], (*list)[2]};
+  }
+  return {std::get<double>(v)};
+}
+
+/// A drawn argument as Python holds it: int, float, a tuple of them, or str.
+nb::object python_value(const conveyor::DrawnArg::Value& v) {
+  return std::visit(
+      [](const auto& x) -> nb::object {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::vector<double>> || std::is_same_v<T, std::vector<std::int64_t>>) {
+          nb::list items;
+          for (const auto& e : x) items.append(nb::cast(e));
+          return nb::tuple(items);
+        } else {
+          return nb::cast(x);
+        }
+      },
+      v);
+}
+
+using Kwargs = nb::typed<nb::dict, std::string, nb::object>;
+
+std::vector<std::pair<std::string, Kwargs>> drawn_calls(const Transform& t, std::uint64_t seed, std::uint64_t epoch,
+                                                          std::uint64_t index, int width, int height) {
+  if (!t.augment) throw conveyor::ConfigError("drawn_calls: the transform is not an ImageAugment");
+  if (width <= 0 || height <= 0)
+    throw conveyor::ConfigError("drawn_calls: the image size must be positive, got " + std::to_string(width) + " x " +
+                                std::to_string(height));
+  std::vector<std::pair<std::string, Kwargs>> out;
+  for (const conveyor::DrawnCall& call : t.augment->drawn_calls(seed, epoch, index, width, height)) {
+    nb::dict kwargs;
+    for (const conveyor::DrawnArg& a : call.args) kwargs[a.name.c_str()] = python_value(a.value);
+    out.emplace_back(call.function, Kwargs(std::move(kwargs)));
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_pixel_transforms(nb::module_& m) {
+  using namespace nb::literals;
+  nb::class_<PixelTransform>(m, "PixelTransform")
+      .def_prop_ro("name", [](const PixelTransform& t) { return std::string(conveyor::transform_name(t.held)); });
+  m.def("random_vertical_flip", [](double p) { return make(conveyor::RandomVerticalFlip{p}); }, "p"_a);
+  m.def(
+      "color_jitter",
+      [](std::optional<Number> brightness, std::optional<Number> contrast, std::optional<Number> saturation,
+         std::optional<Number> hue) {
+        return make(conveyor::ColorJitter{jitter(brightness), jitter(contrast), jitter(saturation), jitter(hue)});
+      },
+      "brightness"_a.none(), "contrast"_a.none(), "saturation"_a.none(), "hue"_a.none());
+  m.def("grayscale", [](int channels) { return make(conveyor::Grayscale{channels}); }, "num_output_channels"_a);
+  m.def("random_grayscale", [](double p) { return make(conveyor::RandomGrayscale{p}); }, "p"_a);
+  m.def("random_invert", [](double p) { return make(conveyor::RandomInvert{p}); }, "p"_a);
+  m.def("random_posterize", [](int bits, double p) { return make(conveyor::RandomPosterize{bits, p}); }, "bits"_a, "p"_a);
+  m.def("random_solarize", [](double threshold, double p) { return make(conveyor::RandomSolarize{threshold, p}); },
+        "threshold"_a, "p"_a);
+  m.def(
+      "random_erasing",
+      [](double p, std::pair<double, double> scale, std::pair<double, double> ratio,
+         std::variant<double, std::vector<double>, std::string> value) {
+        return make(conveyor::RandomErasing{p, {scale.first, scale.second}, {ratio.first, ratio.second}, erasing_value(value)});
+      },
+      "p"_a, "scale"_a, "ratio"_a, "value"_a);
+  m.def(
+      "random_apply",
+      [](const std::vector<PixelTransform>& transforms, double p) {
+        conveyor::RandomApply a{{}, p};
+        for (const PixelTransform& t : transforms) a.transforms.push_back(t.held);
+        return make(std::move(a));
+      },
+      "transforms"_a, "p"_a);
+  m.def("drawn_calls", &drawn_calls, "transform"_a, "seed"_a, "epoch"_a, "index"_a, "width"_a, "height"_a,
+        "What an ImageAugment draws for sample `index` of `epoch` under `seed` from an image of `width` x `height` "
+        "(after Exif orientation): the torchvision.transforms.v2.functional calls that reproduce it, in order, as "
+        "(name, kwargs) pairs.");
+}
+
+}  // namespace conveyor_ext
