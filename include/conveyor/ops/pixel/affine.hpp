@@ -168,8 +168,8 @@ inline PixelOp affine_record(const std::array<double, 6>& matrix, Interpolation 
   op.i[2] = quarter_turns;
   op.i[3] = width;
   op.i[4] = height;
-  for (int k = 0; k < 6; ++k) op.f[k] = static_cast<float>(matrix[k]);
-  for (int c = 0; fill && c < 3; ++c) op.f[6 + c] = static_cast<float>((*fill)[c]);
+  for (std::size_t k = 0; k < 6; ++k) op.f[k] = static_cast<float>(matrix[k]);
+  for (std::size_t c = 0; fill && c < 3; ++c) op.f[6 + c] = static_cast<float>((*fill)[c]);
   return op;
 }
 

@@ -31,7 +31,10 @@ struct Erase {
   [[nodiscard]] CONVEYOR_HD static float value(const PixelOp& op, int channel, int x, int y) noexcept {
     if (op.i[4] == 0) return op.f[channel];
     const std::uint64_t key = static_cast<std::uint32_t>(op.i[5]) | (std::uint64_t{static_cast<std::uint32_t>(op.i[6])} << 32);
-    const std::uint64_t index = (std::uint64_t(channel) * op.i[2] + (y - op.i[0])) * std::uint64_t(op.i[3]) + (x - op.i[1]);
+    // covers() holds: every term is non-negative.
+    using U = std::uint64_t;
+    const U index = (U(unsigned(channel)) * U(unsigned(op.i[2])) + U(unsigned(y - op.i[0]))) * U(unsigned(op.i[3])) +
+                    U(unsigned(x - op.i[1]));
     return standard_normal(key, index);
   }
   /// The rectangle lies inside the image.
@@ -60,7 +63,7 @@ inline PixelOp erase_rectangle(int top, int left, int height, int width) {
 /// @throws ConfigError unless the rectangle's numbers are >= 0 and the values finite.
 [[nodiscard]] inline PixelOp erase(int top, int left, int height, int width, std::array<double, 3> value) {
   PixelOp op = detail::erase_rectangle(top, left, height, width);
-  for (int c = 0; c < 3; ++c) {
+  for (std::size_t c = 0; c < 3; ++c) {
     detail::expect(std::isfinite(value[c]), Erase::name, "values must be finite", value[c]);
     op.f[c] = static_cast<float>(value[c]);
   }

@@ -13,6 +13,7 @@
 #include <conveyor/ops/convert.hpp>
 #include <conveyor/ops/exact_float.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace conveyor {
@@ -61,12 +62,12 @@ namespace detail {
 }
 
 /// A rational function of `r`, numerator and denominator coefficients lowest first (Horner's rule).
-template <int N, int D>
+template <std::size_t N, std::size_t D>
 [[nodiscard]] CONVEYOR_HD inline float rational(float r, const float (&num)[N], const float (&den)[D]) noexcept {
   using namespace exact;
   float n = num[N - 1], d = den[D - 1];
-  for (int k = N - 2; k >= 0; --k) n = add(mul(n, r), num[k]);
-  for (int k = D - 2; k >= 0; --k) d = add(mul(d, r), den[k]);
+  for (std::size_t k = N - 1; k-- > 0;) n = add(mul(n, r), num[k]);
+  for (std::size_t k = D - 1; k-- > 0;) d = add(mul(d, r), den[k]);
   return div(n, d);
 }
 
