@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -234,6 +236,51 @@ TEST_CASE("a transform list ImageAugment cannot run is refused, naming the trans
              Contains("RandomInvert comes after RandomErasing, which erases the normalised output"));
   CHECK_THAT(config_error({RandomApply{.transforms = {RandomErasing{}, RandomGrayscale{}}}}),
              Contains("RandomGrayscale comes after RandomErasing"));
+  CHECK_THAT(config_error({RandomAdjustSharpness{}}), Contains("RandomAdjustSharpness: sharpness_factor is required"));
+  CHECK_THAT(config_error({RandomAdjustSharpness{.sharpness_factor = -1.0}}),
+             Contains("RandomAdjustSharpness: sharpness_factor must be finite and >= 0, got -1"));
+  CHECK_THAT(config_error({RandomAutocontrast{.p = -0.5}}), Contains("RandomAutocontrast: p must be in [0, 1], got -0.5"));
+  CHECK_THAT(config_error({RandomEqualize{.p = 2.0}}), Contains("RandomEqualize: p must be in [0, 1], got 2"));
+  CHECK_THAT(config_error({GaussianBlur{}}), Contains("GaussianBlur: kernel_size is required"));
+  CHECK_THAT(config_error({GaussianBlur{.kernel_size = 4}}),
+             Contains("GaussianBlur: kernel_size values must be odd, positive and at most 63, got 4"));
+  CHECK_THAT(config_error({GaussianBlur{.kernel_size = KernelSize{3, 65}}}), Contains("at most 63, got 65"));
+  CHECK_THAT(config_error({GaussianBlur{.kernel_size = 3, .sigma = Numbers{2.0, 1.0}}}),
+             Contains("GaussianBlur: sigma values should be positive and of the form (min, max), got (2, 1)"));
+  CHECK_THAT(config_error({GaussianBlur{.kernel_size = 3, .sigma = 0.0}}), Contains("got (0, 0)"));
+  CHECK_THAT(config_error({RandomRotation{}}), Contains("RandomRotation: degrees is required"));
+  CHECK_THAT(config_error({RandomRotation{.degrees = -10.0}}),
+             Contains("RandomRotation: if degrees is a single number, it must be positive, got -10"));
+  CHECK_THAT(config_error({RandomRotation{.degrees = Numbers{10.0, -10.0}}}),
+             Contains("RandomRotation: degrees must be (min, max) with min <= max, got (10, -10)"));
+  CHECK_THAT(config_error({RandomRotation{.degrees = 10.0, .expand = true}}),
+             Contains("RandomRotation: expand=True is not supported: it changes the image's size"));
+  CHECK_THAT(config_error({RandomRotation{.degrees = 10.0, .fill = 256.0}}),
+             Contains("RandomRotation: fill values must be in [0, 255] for uint8 images, got 256"));
+  CHECK_THAT(config_error({RandomAffine{}}), Contains("RandomAffine: degrees is required"));
+  CHECK_THAT(config_error({RandomAffine{.degrees = 0.0, .translate = std::array{0.5, 1.5}}}),
+             Contains("RandomAffine: translate values should be between 0 and 1, got 1.5"));
+  CHECK_THAT(config_error({RandomAffine{.degrees = 0.0, .scale = std::array{0.0, 1.0}}}),
+             Contains("RandomAffine: scale values should be positive"));
+  CHECK_THAT(config_error({RandomAffine{.degrees = 0.0, .scale = std::array{1.2, 0.8}}}),
+             Contains("RandomAffine: scale must be (min, max) with min <= max, got (1.2, 0.8)"));
+  CHECK_THAT(config_error({RandomAffine{.degrees = 0.0, .shear = Numbers{-5.0, 5.0, 9.0, 1.0}}}),
+             Contains("RandomAffine: shear must be (min, max) with min <= max, got (9, 1)"));
+  CHECK_THAT(config_error({RandomAffine{.degrees = 0.0, .center = std::array{1.0, std::nan("")}}}),
+             Contains("RandomAffine: center must be finite"));
+  CHECK_THAT(config_error({TrivialAugmentWide{.num_magnitude_bins = 1}}),
+             Contains("TrivialAugmentWide: num_magnitude_bins must be at least 2"));
+  CHECK_THAT(config_error({TrivialAugmentWide{.fill = Fill{0.0, -1.0, 0.0}}}),
+             Contains("TrivialAugmentWide: fill values must be in [0, 255] for uint8 images, got -1"));
+  CHECK_THAT(config_error({RandAugment{.num_ops = -1}}), Contains("RandAugment: num_ops must be in [0, 16]"));
+  CHECK_THAT(config_error({RandAugment{.magnitude = 31}}),
+             Contains("RandAugment: magnitude must be a bin in [0, num_magnitude_bins) = [0, 31), got 31"));
+  CHECK_THAT(config_error({AutoAugment{.fill = 300.0}}), Contains("AutoAugment: fill values must be in [0, 255]"));
+  CHECK_THAT(config_error({RandAugment{.num_ops = 10}, RandAugment{.num_ops = 7}}),
+             Contains("may draw up to 17 pixel ops, more than a sample's program holds (16)"));
+  CHECK(config_error({TrivialAugmentWide{}, RandAugment{}, AutoAugment{}, RandomAffine{.degrees = 0.0},
+                      RandomRotation{.degrees = 5.0}, GaussianBlur{.kernel_size = 23}, RandomEqualize{},
+                      RandomAutocontrast{}, RandomAdjustSharpness{.sharpness_factor = 2.0}}) == "no error");
   CHECK_THAT(config_error({ColorJitter{}, ColorJitter{}, ColorJitter{}, ColorJitter{}, RandomInvert{}}),
              Contains("may draw up to 17 pixel ops, more than a sample's program holds (16)"));
   CHECK(config_error({ColorJitter{}, ColorJitter{}, ColorJitter{}, ColorJitter{}}) == "no error");
