@@ -179,6 +179,22 @@ TEST_CASE("magnitudes are torch's float32 values: its linspace, Posterize's roun
     CHECK(policy_magnitude(translate, 31, 26, 37, 500) == 14.531723022460938);
     CHECK(policy_magnitude(entry_of(rand_augment_space, "TranslateY"), 31, 26, 500, 37) == 14.531723022460938);
   }
+  SECTION("fused: torch.linspace (torch 2.15) where a multiply then an add would differ") {
+    const PolicyEntry& ta_shear = entry_of(trivial_augment_wide_space, "ShearX");
+    CHECK(policy_magnitude(ta_shear, 31, 19, 224, 224) == 0.6270000338554382);
+    CHECK(policy_magnitude(ta_shear, 31, 25, 224, 224) == 0.824999988079071);
+    CHECK(policy_magnitude(entry_of(rand_augment_space, "Brightness"), 31, 20, 224, 224) == 0.5999999642372131);
+    const PolicyEntry& solarize = entry_of(rand_augment_space, "Solarize");
+    CHECK(policy_magnitude(solarize, 31, 6, 224, 224) == 0.800000011920929);
+    CHECK(policy_magnitude(solarize, 31, 13, 224, 224) == 0.5666666626930237);
+    CHECK(policy_magnitude(entry_of(auto_augment_space, "Solarize"), 10, 3, 224, 224) == 0.6666666865348816);
+    // TrivialAugmentWide's TranslateX at bin 15 is a hair below 16: int() makes it a 15-pixel shift
+    const PolicyEntry& ta_translate = entry_of(trivial_augment_wide_space, "TranslateX");
+    CHECK(policy_magnitude(ta_translate, 31, 15, 224, 224) == 15.999999046325684);
+    CHECK(policy_magnitude(ta_translate, 31, 17, 224, 224) == 18.133333206176758);
+    CHECK(policy_magnitude(entry_of(rand_augment_space, "TranslateX"), 31, 20, 224, 224) == 67.67371368408203);
+    CHECK(policy_magnitude(entry_of(auto_augment_space, "TranslateY"), 10, 6, 224, 224) == 67.67371368408203);
+  }
   SECTION("every bin: float32, within a step of the exact value, the ends exact") {
     for (const auto* table : {&trivial_augment_wide_space, &rand_augment_space, &auto_augment_space})
       for (const PolicyEntry& e : *table) {
