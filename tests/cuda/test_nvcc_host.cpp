@@ -28,7 +28,7 @@ TEST_CASE("nvcc and the C++ compiler build the shared headers to the same result
     const int orientation = 1 + trial % 8;  // the stored w x h image, viewed upright
     const bool swap = orientation >= 5;
     ops::SamplePlan plan = aug.plan({.seed = 1, .epoch = 0, .index = std::uint64_t(trial)}, swap ? h : w, swap ? w : h);
-    plan.src = ImageAugment::oriented_view(orientation, w, h, std::int64_t(w) * 3);
+    plan.src = detail::oriented_view(orientation, w, h, std::int64_t(w) * 3);
     const std::size_t bytes = aug.sample_spec().bytes();
     std::vector<std::byte> a(bytes), b(bytes);
     ops::cpu::ResampleScratch s;
