@@ -29,7 +29,7 @@ std::map<std::string, std::vector<Image>> sets;
 /// The train preset's decode job for image i (the same crop box for every variant).
 conveyor::ImageAugment::DecodeJob job_for(const conveyor::ImageAugment& aug, const Image& img, std::uint64_t i,
                                           conveyor::ImageAugment::Workspace& ws) {
-  return aug.plan_decode({.seed = 1, .epoch = 0, .index = i}, img.bytes, ws);
+  return aug.plan_decode({.seed = 1, .epoch = 0, .index = i}, img.bytes, ws, conveyor::SampleProgram{});
 }
 
 enum class Mode { full, roi, roi_scaled, bare_libjpeg };

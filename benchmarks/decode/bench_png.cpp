@@ -86,7 +86,7 @@ void run(benchmark::State& state, Mode mode) {
           break;
         }
         case Mode::conveyor_window: {  // a worker's path: header, plan, the crop's window
-          const auto job = aug.plan_decode({.seed = 1, .epoch = 0, .index = i}, pngs[i], ws);
+          const auto job = aug.plan_decode({.seed = 1, .epoch = 0, .index = i}, pngs[i], ws, conveyor::SampleProgram{});
           out.resize(job.bytes());
           aug.decode_into({}, job, out.data(), ws);
           pixels += std::size_t(job.region.width) * job.region.height;
