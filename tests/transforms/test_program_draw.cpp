@@ -288,7 +288,7 @@ TEST_CASE("a transform list ImageAugment cannot run is refused, naming the trans
   CHECK(config_error(recipe()) == "no error");
 }
 
-TEST_CASE("ColorJitter's ranges are torchvision's: a number v is [max(0, 1 - v), 1 + v], or [-v, v] for hue; "
+TEST_CASE("ColorJitter's ranges are torchvision's: a number v is [max(0, 1 - v), 1 + v], or [-v, v] for hue, "
           "None where the range is the identity",
           "[transforms]") {
   const auto ranges = ColorJitter{.brightness = 1.5, .contrast = {0.2, 0.3}, .saturation = 0.0, .hue = 0.25}.ranges();
