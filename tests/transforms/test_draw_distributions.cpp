@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <tuple>
+#include <variant>
 #include <vector>
 
 using namespace conveyor;
@@ -36,6 +38,31 @@ std::vector<SampleProgram> programs(const std::vector<PixelTransform>& ts, int w
   out.reserve(draws);
   for (std::uint64_t i = 0; i < draws; ++i) out.push_back(draw_program(ts, 2024, 3, i, width, height));
   return out;
+}
+
+/// The calls `draws` samples describe.
+std::vector<std::vector<DrawnCall>> described(const std::vector<PixelTransform>& ts, int width = 224, int height = 224) {
+  validate_transforms(ts);
+  std::vector<std::vector<DrawnCall>> out(draws);
+  for (std::uint64_t i = 0; i < draws; ++i) (void)draw_program(ts, 2024, 3, i, width, height, &out[i]);
+  return out;
+}
+
+/// Argument `name` of `call`, a number.
+double number(const DrawnCall& call, const char* name) {
+  for (const DrawnArg& a : call.args)
+    if (a.name == name) return std::get<double>(a.value);
+  FAIL("no argument " << name << " in " << call.function);
+  return 0;
+}
+
+/// The KS distance of `v` from the uniform distribution on [lo, hi].
+double ks_uniform(const std::vector<double>& v, double lo, double hi) {
+  return ks_distance(v, [&](double x) { return std::clamp((x - lo) / (hi - lo), 0.0, 1.0); });
+}
+
+bool all_float32(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double x) { return static_cast<double>(static_cast<float>(x)) == x; });
 }
 
 std::size_t count_code(const SampleProgram& p, std::int32_t code) {
@@ -63,6 +90,9 @@ TEST_CASE("each transform applies with probability p (torch.rand(1) >= p skips i
       {RandomApply{.transforms = {RandomInvert{.p = 1.0}}, .p = 0.25}, 0.25, px::Invert::code},
       {RandomApply{.transforms = {RandomInvert{.p = 0.5}}}, 0.25, px::Invert::code},
       {RandomErasing{.scale = {0.02, 0.05}}, 0.5, px::Erase::code},  // a small rectangle always fits
+      {RandomAdjustSharpness{.sharpness_factor = 2.0, .p = 0.3}, 0.3, px::AdjustSharpness::code},
+      {RandomAutocontrast{}, 0.5, px::Autocontrast::code},
+      {RandomEqualize{.p = 0.8}, 0.8, px::Equalize::code},
       {RandomInvert{.p = 0.0}, 0.0, px::Invert::code},
       {RandomInvert{.p = 1.0}, 1.0, px::Invert::code},
   };
@@ -206,4 +236,90 @@ TEST_CASE("RandomErasing's value: the given numbers, or a fresh normal stream pe
   CHECK(one.pixels.ops[0].i[4] == 0);
   CHECK(one.pixels.ops[0].f[0] == 0.5f);
   CHECK(one.pixels.ops[0].f[2] == 0.5f);
+}
+
+TEST_CASE("GaussianBlur's sigma is uniform on its range and float32, a single sigma fixed (_misc.py:204-211)",
+          "[transforms][distribution]") {
+  std::vector<double> sigmas;
+  for (const SampleProgram& p : programs({GaussianBlur{.kernel_size = KernelSize{3, 7}, .sigma = Numbers{0.5, 3.0}}})) {
+    REQUIRE(p.pixels.count == 1);  // every sample: GaussianBlur has no p
+    const px::PixelOp& op = p.pixels.ops[0];
+    REQUIRE(op.code == px::GaussianBlur::code);
+    REQUIRE(op.i[0] == 3);  // kernel_size is (width, height)
+    REQUIRE(op.i[1] == 7);
+    REQUIRE(op.f[0] == op.f[1]);  // sigma=[s, s]
+    sigmas.push_back(op.f[0]);
+  }
+  CHECK(ks_uniform(sigmas, 0.5, 3.0) < ks_bound(draws, alpha));
+  CHECK(*std::min_element(sigmas.begin(), sigmas.end()) >= 0.5);
+  for (const SampleProgram& p : programs({GaussianBlur{.kernel_size = 23, .sigma = 1.3}}))
+    REQUIRE(p.pixels.ops[0].f[0] == 1.3f);
+  const auto calls = described({GaussianBlur{.kernel_size = 9}});
+  std::vector<double> drawn;
+  for (const auto& c : calls) drawn.push_back(std::get<std::vector<double>>(c.at(0).args.at(1).value).at(0));
+  CHECK(ks_uniform(drawn, 0.1, 2.0) < ks_bound(draws, alpha));  // the default (0.1, 2.0)
+  CHECK(all_float32(drawn));
+}
+
+TEST_CASE("RandomRotation's angle is uniform on degrees, float32 (_geometry.py:641-643)", "[transforms][distribution]") {
+  for (const auto& [t, lo, hi] : {std::tuple{RandomRotation{.degrees = 30.0}, -30.0, 30.0},
+                                  std::tuple{RandomRotation{.degrees = Numbers{10.0, 50.0}}, 10.0, 50.0}}) {
+    std::vector<double> angles;
+    for (const auto& c : described({t})) {
+      REQUIRE(c.size() == 1);
+      REQUIRE(c[0].function == "rotate");
+      angles.push_back(number(c[0], "angle"));
+    }
+    INFO("degrees (" << lo << ", " << hi << ")");
+    CHECK(ks_uniform(angles, lo, hi) < ks_bound(draws, alpha));
+    CHECK(all_float32(angles));
+  }
+}
+
+TEST_CASE("RandomAffine's parameters follow v2's make_params (_geometry.py:743-769)", "[transforms][distribution]") {
+  const RandomAffine t{.degrees = 15.0, .translate = std::array{0.1, 0.25}, .scale = std::array{0.8, 1.2},
+                       .shear = Numbers{-5.0, 5.0, 2.0, 10.0}};
+  const int width = 160, height = 96;
+  std::array<std::vector<double>, 6> ours;  // angle, tx, ty, scale, shear x, shear y
+  for (const auto& c : described({t}, width, height)) {
+    REQUIRE(c.size() == 1);
+    REQUIRE(c[0].function == "affine");
+    const auto translate = std::get<std::vector<std::int64_t>>(c[0].args.at(1).value);
+    const auto shear = std::get<std::vector<double>>(c[0].args.at(3).value);
+    ours[0].push_back(number(c[0], "angle"));
+    ours[1].push_back(double(translate.at(0)));
+    ours[2].push_back(double(translate.at(1)));
+    ours[3].push_back(number(c[0], "scale"));
+    ours[4].push_back(shear.at(0));
+    ours[5].push_back(shear.at(1));
+  }
+  CHECK(ks_uniform(ours[0], -15.0, 15.0) < ks_bound(draws, alpha));
+  CHECK(ks_uniform(ours[3], 0.8, 1.2) < ks_bound(draws, alpha));
+  CHECK(ks_uniform(ours[4], -5.0, 5.0) < ks_bound(draws, alpha));
+  CHECK(ks_uniform(ours[5], 2.0, 10.0) < ks_bound(draws, alpha));
+  for (const std::size_t k : {0, 3, 4, 5}) CHECK(all_float32(ours[k]));
+  // The translation, from the source's lines 748-751 with a generator of its own:
+  // int(round(uniform(-max_dx, max_dx))), max_dx = translate[0] * width.
+  std::mt19937_64 gen(5);
+  std::array<std::vector<double>, 2> theirs;
+  for (std::size_t n = 0; n < draws; ++n) {
+    const double max_dx = 0.1 * width, max_dy = 0.25 * height;
+    theirs[0].push_back(std::nearbyint(std::uniform_real_distribution<double>(-max_dx, max_dx)(gen)));
+    theirs[1].push_back(std::nearbyint(std::uniform_real_distribution<double>(-max_dy, max_dy)(gen)));
+  }
+  for (std::size_t k = 0; k < 2; ++k) {
+    const double d = ks_distance(ours[1 + k], theirs[k]);
+    INFO((k ? "ty" : "tx") << ": two-sample KS distance " << d);
+    CHECK(d < ks_bound(draws, draws, alpha));
+    CHECK(*std::max_element(ours[1 + k].begin(), ours[1 + k].end()) == (k ? 24.0 : 16.0));
+  }
+  // Without translate, scale or shear: (0, 0), 1 and (0, 0); two shear values draw x only.
+  for (const auto& c : described({RandomAffine{.degrees = 0.0, .shear = 20.0}})) {
+    const auto shear = std::get<std::vector<double>>(c[0].args.at(3).value);
+    REQUIRE(std::get<std::vector<std::int64_t>>(c[0].args.at(1).value) == std::vector<std::int64_t>{0, 0});
+    REQUIRE(number(c[0], "scale") == 1.0);
+    REQUIRE(number(c[0], "angle") == 0.0);
+    REQUIRE(std::abs(shear.at(0)) <= 20.0);
+    REQUIRE(shear.at(1) == 0.0);
+  }
 }

@@ -7,15 +7,24 @@
 /// includes everything).
 
 #include <conveyor/config.hpp>
+#include <conveyor/transforms/auto_augment.hpp>
 #include <conveyor/transforms/color_jitter.hpp>
+#include <conveyor/transforms/gaussian_blur.hpp>
 #include <conveyor/transforms/grayscale.hpp>
 #include <conveyor/transforms/program_draw.hpp>
+#include <conveyor/transforms/rand_augment.hpp>
+#include <conveyor/transforms/random_adjust_sharpness.hpp>
+#include <conveyor/transforms/random_affine.hpp>
+#include <conveyor/transforms/random_autocontrast.hpp>
+#include <conveyor/transforms/random_equalize.hpp>
 #include <conveyor/transforms/random_erasing.hpp>
 #include <conveyor/transforms/random_grayscale.hpp>
 #include <conveyor/transforms/random_invert.hpp>
 #include <conveyor/transforms/random_posterize.hpp>
+#include <conveyor/transforms/random_rotation.hpp>
 #include <conveyor/transforms/random_solarize.hpp>
 #include <conveyor/transforms/random_vertical_flip.hpp>
+#include <conveyor/transforms/trivial_augment_wide.hpp>
 
 #include <variant>
 
@@ -29,8 +38,10 @@ struct TransformList {
   using Variant = std::variant<Transforms...>;
 };
 
-using PixelTransforms = TransformList<RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
-                                      RandomPosterize, RandomSolarize, RandomErasing, RandomApply>;
+using PixelTransforms =
+    TransformList<RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert, RandomPosterize,
+                  RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, GaussianBlur,
+                  RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment, RandomErasing, RandomApply>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;

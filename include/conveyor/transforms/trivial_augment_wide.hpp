@@ -1,0 +1,44 @@
+#pragma once
+/// @file
+/// torchvision.transforms.v2.TrivialAugmentWide(num_magnitude_bins=31, interpolation=NEAREST,
+/// fill=None): one op of its `_AUGMENTATION_SPACE` (augmentation_space.hpp) per sample, as its
+/// `forward` draws it (_auto_augment.py:498-514): the op uniformly (`torch.randint(14)`), then for an
+/// op with magnitudes a bin uniformly (`torch.randint(num_magnitude_bins)`), negated for a signed op
+/// when `torch.rand(()) <= 0.5`. Host-only: it chooses a record.
+
+#include <conveyor/config.hpp>
+#include <conveyor/ops/pixel/affine.hpp>
+#include <conveyor/transforms/arguments.hpp>
+#include <conveyor/transforms/augmentation_space.hpp>
+#include <conveyor/transforms/program_draw.hpp>
+
+#include <cstdint>
+
+namespace conveyor {
+inline namespace v0 {
+
+struct TrivialAugmentWide {
+  static constexpr const char* name = "TrivialAugmentWide";
+  int num_magnitude_bins = 31;
+  ops::pixel::Interpolation interpolation = ops::pixel::Interpolation::nearest;
+  Fill fill = Fill::none();
+
+  void validate() const { detail::expect_policy_arguments(name, num_magnitude_bins, fill); }
+  [[nodiscard]] int max_ops() const { return 1; }
+
+  /// The op and magnitude drawn from `rng` for a `width` x `height` image.
+  [[nodiscard]] PolicyChoice choose(CounterRng& rng, int width, int height) const {
+    const PolicyEntry& entry = trivial_augment_wide_space[rng.below(trivial_augment_wide_space.size())];
+    const int bin = entry.magnitudes.kind == Magnitudes::Kind::none
+                        ? -1
+                        : static_cast<int>(rng.below(static_cast<std::uint64_t>(num_magnitude_bins)));
+    return detail::choose_magnitude(rng, entry, num_magnitude_bins, bin, width, height);
+  }
+  void draw(ProgramDraw& d, int position) const {
+    CounterRng rng = d.stream(position);
+    detail::apply_policy_op(d, choose(rng, d.width(), d.height()), interpolation, fill);
+  }
+};
+
+}  // namespace v0
+}  // namespace conveyor
