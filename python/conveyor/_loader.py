@@ -124,7 +124,8 @@ class Loader:
     an Error if asked for more (zip(loader, loader) needs two loaders). `state_dict()` keeps where
     the latest loop stands, and `load_state_dict` resumes there exactly.
 
-    transform: an ImageAugment or a RawTensor; by default `ImageAugment.eval()` (Resize 256,
+    transform: an ImageAugment, a RawTensor, or a torchvision.transforms.v2 Compose (or
+    conveyor.transforms'), compiled by `ImageAugment.from_transforms`; by default `ImageAugment.eval()` (Resize 256,
     CenterCrop 224, ImageNet normalisation, f32): deterministic, what evaluation wants; train with
     `ImageAugment.train(...)`. shuffle: each epoch in its own order, a permutation that is a pure
     function of (seed, epoch) (without it, dataset order every epoch). seed: keys the order and
@@ -149,7 +150,7 @@ class Loader:
     """
 
     def __init__(self, dataset: Union[_conveyor.Dataset, _args.PathLike], batch_size: int = 256,
-                 shuffle: bool = False, seed: int = 0, transform: Union[ImageAugment, RawTensor, None] = None,
+                 shuffle: bool = False, seed: int = 0, transform: Any = None,
                  workers: int = -1, prefetch: int = 3, drop_last: bool = False, on_error: str = "raise",
                  device: Any = "cpu", stream: Any = None, distributed: Union[bool, str, Tuple[int, int]] = False,
                  output: Optional[str] = None, shard_window: int = 0, decode: str = "cpu",
@@ -163,7 +164,7 @@ class Loader:
         if transform is None:
             transform = ImageAugment.eval()
         elif not isinstance(transform, (ImageAugment, RawTensor)):
-            raise TypeError(f"Loader: transform must be an ImageAugment or a RawTensor, got {type(transform).__name__}")
+            transform = ImageAugment.from_transforms(transform)
         self.dataset = dataset
         self.batch_size = _args.integer(who, "batch_size", batch_size)
         self.shuffle = _args.flag(who, "shuffle", shuffle)

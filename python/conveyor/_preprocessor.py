@@ -14,7 +14,8 @@ class Preprocessor:
         pre = conveyor.Preprocessor(max_images=32, lanes=4, workers=16, device="cuda")
         images = pre([jpeg_bytes, ...])       # a torch tensor [n, 3, 224, 224], from any thread
 
-    `transform` defaults to `ImageAugment.eval()` (Resize 256, CenterCrop 224, normalize). Up to
+    `transform` defaults to `ImageAugment.eval()` (Resize 256, CenterCrop 224, normalize); a
+    torchvision v2 Compose is compiled as a Loader compiles it (`ImageAugment.from_transforms`). Up to
     `lanes` requests are prepared at once, each by its lane's `workers` threads (so up to
     `lanes * workers` threads exist; idle ones sleep). A call waits for a free lane; past
     `max_waiting` waiting calls it raises `Overloaded` at once, and past `timeout` seconds
@@ -24,7 +25,7 @@ class Preprocessor:
     the lane's memory: a lane holds `prefetch` batches, so `.clone()` what you keep for long.
     """
 
-    def __init__(self, transform: Optional[ImageAugment] = None, max_images: int = 32, lanes: int = 2,
+    def __init__(self, transform: Any = None, max_images: int = 32, lanes: int = 2,
                  max_waiting: int = 64, workers: int = -1, prefetch: int = 3, device: Any = "cpu",
                  stream: Any = None, decode: str = "cpu", gpu_share: Optional[float] = None,
                  output: Optional[str] = None, gpu_upsampling: str = "interpolated"):
@@ -33,7 +34,7 @@ class Preprocessor:
         if isinstance(self.transform, RawTensor):
             raise _conveyor.ConfigError("Preprocessor: a request holds encoded images: use an ImageAugment")
         if not isinstance(self.transform, ImageAugment):
-            raise TypeError(f"Preprocessor: transform must be an ImageAugment, got {type(self.transform).__name__}")
+            self.transform = ImageAugment.from_transforms(self.transform)
         self.max_images = _args.integer(who, "max_images", max_images, 0)
         index = _device_index(who, device, False)
         self._impl = _conveyor.Preprocessor(

@@ -79,6 +79,14 @@ class ImageAugment:
     libjpeg only warns about. max_image_pixels: a larger image is refused before decoding.
     transforms: pixel transforms (conveyor.transforms, torchvision v2's names and arguments) run
     after the crop and flip in order, each sample drawing its own; `drawn_calls` says what one drew.
+
+    torchvision_rounding: normalise as torchvision v2's ToDtype(float32, scale=True) and Normalize
+    round (a multiply, a subtract and a divide), bit for bit theirs; by default one fused
+    multiply-add an element, within a few ulps of that and cheaper on the CPU.
+
+    `ImageAugment.from_transforms(pipeline)` compiles a whole torchvision v2 Compose (or
+    conveyor.transforms') into one; a Loader or a Preprocessor does that with a Compose given as
+    its transform.
     """
 
     crop: str = "random_resized"
@@ -96,6 +104,7 @@ class ImageAugment:
     lenient: bool = False
     max_image_pixels: int = 1 << 27
     transforms: Sequence[PixelTransform] = ()
+    torchvision_rounding: bool = False
 
     @classmethod
     def train(cls, size: int = 224, **fields: Any) -> "ImageAugment":
@@ -109,6 +118,18 @@ class ImageAugment:
         """Resize(resize) + CenterCrop(crop) + ImageNet normalisation; `fields` override."""
         fields.setdefault("normalize", "imagenet")
         return cls(crop="center", size=crop, resize=resize, **fields)
+
+    @classmethod
+    def from_transforms(cls, pipeline: Any) -> "ImageAugment":
+        """The ImageAugment that runs `pipeline`, a torchvision.transforms.v2 Compose (or one
+        transform) or conveyor.transforms' equivalent, equal to torchvision bit for bit on the images
+        `torchvision.io.decode_image(path, mode=ImageReadMode.RGB)` gives it: the crop first
+        (RandomResizedCrop, CenterCrop, or Resize and CenterCrop), then flips and pixel transforms on
+        uint8, then ToDtype(float32, scale=True), Normalize and RandomErasing. It decodes at full
+        size (decode_scaling=False), as torchvision does. A ConfigError names the first transform it
+        cannot run, where it is and why."""
+        from . import _compose  # which builds ImageAugments
+        return _compose.image_augment(pipeline)
 
     def _native(self) -> _conveyor.Transform:
         who = "ImageAugment"
@@ -130,6 +151,7 @@ class ImageAugment:
             roi=_args.flag(who, "roi", self.roi), decode_scaling=decode_scaling,
             lenient=_args.flag(who, "lenient", self.lenient),
             max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1),
+            torchvision_rounding=_args.flag(who, "torchvision_rounding", self.torchvision_rounding),
             transforms=native_list(who, self.transforms))
 
     def drawn_calls(self, seed: int, epoch: int, index: int, width: int, height: int) -> List[DrawnCall]:

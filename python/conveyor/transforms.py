@@ -1,10 +1,21 @@
-"""torchvision.transforms.v2's pixel transforms, with its names, arguments and defaults, for
-`ImageAugment(transforms=[...])`: they run after the crop and flip, in the order given, each
-sample drawing its own parameters with torchvision's distributions from its (seed, epoch, index)
-streams. `ImageAugment.drawn_calls` lists what a sample drew as torchvision functional calls.
+"""torchvision.transforms.v2's transforms, with its names, arguments and defaults, for users
+without torchvision. The pixel transforms go into `ImageAugment(transforms=[...])`: they run after
+the crop and flip, in the order given, each sample drawing its own parameters with torchvision's
+distributions from its (seed, epoch, index) streams; `ImageAugment.drawn_calls` lists what a sample
+drew as torchvision functional calls. A whole pipeline (Compose, with the crop, ToDtype and
+Normalize) goes to a Loader or a Preprocessor as it is, or to `ImageAugment.from_transforms`, as a
+torchvision v2 Compose does:
+
+    from conveyor import transforms as T
+    recipe = T.Compose([T.RandomResizedCrop(176), T.RandomHorizontalFlip(), T.TrivialAugmentWide(),
+                        T.PILToTensor(), T.ToDtype("float32", scale=True),
+                        T.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225)),
+                        T.RandomErasing(0.1)])
 
 Grayscale keeps three channels (`num_output_channels=3`, the only count a batch of RGB images
-holds). RandomErasing erases the normalised output, so it comes after every other transform.
+holds). RandomErasing erases the output (normalised, when Normalize comes before it), so it comes
+after every other transform. interpolation: "nearest" or "bilinear", or torchvision's
+InterpolationMode; fill: None, a number, or one per channel.
 """
 import dataclasses
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -13,6 +24,8 @@ from . import _args
 from . import _conveyor
 
 Jitter = Union[None, float, Tuple[float, float]]
+Numbers = Union[float, Sequence[float]]
+Fill = Union[None, float, Sequence[float]]
 
 
 def _jitter(name: str, value: Jitter) -> Union[None, float, Tuple[float, float]]:
@@ -23,6 +36,40 @@ def _jitter(name: str, value: Jitter) -> Union[None, float, Tuple[float, float]]
     except (TypeError, ValueError):
         raise TypeError(f"ColorJitter: {name} must be None, a number or a (min, max) pair, got {value!r}") from None
     return _args.real("ColorJitter", name, low), _args.real("ColorJitter", name, high)
+
+
+def _numbers(who: str, name: str, value: Any) -> List[float]:
+    """A number or a sequence of numbers, as a list."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [float(value)]
+    try:
+        return [_args.real(who, name, v) for v in value]
+    except TypeError:
+        raise TypeError(f"{who}: {name} must be a number or a sequence of numbers, got {value!r}") from None
+
+
+def _fill(who: str, value: Any) -> Optional[List[float]]:
+    return None if value is None else _numbers(who, "fill", value)
+
+
+def _optional_pair(who: str, name: str, value: Any) -> Optional[Tuple[float, float]]:
+    return None if value is None else _pair(who, name, value)
+
+
+def _interpolation(who: str, value: Any) -> str:
+    """"nearest" or "bilinear", from a string or torchvision's InterpolationMode (whose value is one)."""
+    return _args.choice(who, "interpolation", str(getattr(value, "value", value)).lower(), ("nearest", "bilinear"))
+
+
+@dataclasses.dataclass
+class RandomHorizontalFlip:
+    """Flips the image left to right with probability `p` (right after the crop, ImageAugment's own
+    `flip`; elsewhere in a pipeline, in its place)."""
+
+    p: float = 0.5
+
+    def _native(self) -> _conveyor.PixelTransform:
+        return _conveyor.random_horizontal_flip(p=_args.real("RandomHorizontalFlip", "p", self.p))
 
 
 @dataclasses.dataclass
@@ -107,6 +154,149 @@ class RandomSolarize:
 
 
 @dataclasses.dataclass
+class RandomAdjustSharpness:
+    """adjust_sharpness(sharpness_factor) with probability `p` (0 blurs, 1 keeps, 2 sharpens)."""
+
+    sharpness_factor: float
+    p: float = 0.5
+
+    def _native(self) -> _conveyor.PixelTransform:
+        who = "RandomAdjustSharpness"
+        return _conveyor.random_adjust_sharpness(
+            sharpness_factor=_args.real(who, "sharpness_factor", self.sharpness_factor), p=_args.real(who, "p", self.p))
+
+
+@dataclasses.dataclass
+class RandomAutocontrast:
+    """Stretches each channel to [0, 255] with probability `p`."""
+
+    p: float = 0.5
+
+    def _native(self) -> _conveyor.PixelTransform:
+        return _conveyor.random_autocontrast(p=_args.real("RandomAutocontrast", "p", self.p))
+
+
+@dataclasses.dataclass
+class RandomEqualize:
+    """Equalizes each channel's histogram with probability `p`."""
+
+    p: float = 0.5
+
+    def _native(self) -> _conveyor.PixelTransform:
+        return _conveyor.random_equalize(p=_args.real("RandomEqualize", "p", self.p))
+
+
+@dataclasses.dataclass
+class GaussianBlur:
+    """A Gaussian blur of `kernel_size` (one odd size, or (width, height)), sigma drawn uniformly
+    from `sigma` (a (min, max) pair, or one value) for every sample."""
+
+    kernel_size: Union[int, Sequence[int]]
+    sigma: Numbers = (0.1, 2.0)
+
+    def _native(self) -> _conveyor.PixelTransform:
+        who = "GaussianBlur"
+        sizes = [self.kernel_size] if isinstance(self.kernel_size, int) else list(self.kernel_size)
+        if len(sizes) not in (1, 2):
+            raise _conveyor.ConfigError(f"{who}: kernel_size should be an int or a pair, got {self.kernel_size!r}")
+        width = _args.integer(who, "kernel_size", sizes[0])
+        return _conveyor.gaussian_blur(kernel_size=(width, _args.integer(who, "kernel_size", sizes[-1])),
+                                       sigma=_numbers(who, "sigma", self.sigma))
+
+
+@dataclasses.dataclass
+class RandomRotation:
+    """A rotation by an angle uniform in `degrees` (d: [-d, d]; counter-clockwise) about `center`
+    (the image's by default); `expand=True` is refused (a batch's size is fixed)."""
+
+    degrees: Numbers
+    interpolation: Any = "nearest"
+    expand: bool = False
+    center: Optional[Sequence[float]] = None
+    fill: Fill = 0
+
+    def _native(self) -> _conveyor.PixelTransform:
+        who = "RandomRotation"
+        return _conveyor.random_rotation(
+            degrees=_numbers(who, "degrees", self.degrees), interpolation=_interpolation(who, self.interpolation),
+            expand=_args.flag(who, "expand", self.expand), center=_optional_pair(who, "center", self.center),
+            fill=_fill(who, self.fill))
+
+
+@dataclasses.dataclass
+class RandomAffine:
+    """An affine map drawn as torchvision draws it: angle in `degrees`, shifts up to `translate`
+    (fractions of the width and height), a factor in `scale`, shears in `shear` (degrees)."""
+
+    degrees: Numbers
+    translate: Optional[Sequence[float]] = None
+    scale: Optional[Sequence[float]] = None
+    shear: Optional[Numbers] = None
+    interpolation: Any = "nearest"
+    fill: Fill = 0
+    center: Optional[Sequence[float]] = None
+
+    def _native(self) -> _conveyor.PixelTransform:
+        who = "RandomAffine"
+        return _conveyor.random_affine(
+            degrees=_numbers(who, "degrees", self.degrees), translate=_optional_pair(who, "translate", self.translate),
+            scale=_optional_pair(who, "scale", self.scale),
+            shear=None if self.shear is None else _numbers(who, "shear", self.shear),
+            interpolation=_interpolation(who, self.interpolation), fill=_fill(who, self.fill),
+            center=_optional_pair(who, "center", self.center))
+
+
+@dataclasses.dataclass
+class TrivialAugmentWide:
+    """One op of TrivialAugment's wide space, at a random magnitude bin, for every sample."""
+
+    num_magnitude_bins: int = 31
+    interpolation: Any = "nearest"
+    fill: Fill = None
+
+    def _native(self) -> _conveyor.PixelTransform:
+        who = "TrivialAugmentWide"
+        return _conveyor.trivial_augment_wide(
+            num_magnitude_bins=_args.integer(who, "num_magnitude_bins", self.num_magnitude_bins),
+            interpolation=_interpolation(who, self.interpolation), fill=_fill(who, self.fill))
+
+
+@dataclasses.dataclass
+class RandAugment:
+    """`num_ops` ops of RandAugment's space, each at bin `magnitude` of `num_magnitude_bins`."""
+
+    num_ops: int = 2
+    magnitude: int = 9
+    num_magnitude_bins: int = 31
+    interpolation: Any = "nearest"
+    fill: Fill = None
+
+    def _native(self) -> _conveyor.PixelTransform:
+        who = "RandAugment"
+        return _conveyor.rand_augment(
+            num_ops=_args.integer(who, "num_ops", self.num_ops), magnitude=_args.integer(who, "magnitude", self.magnitude),
+            num_magnitude_bins=_args.integer(who, "num_magnitude_bins", self.num_magnitude_bins),
+            interpolation=_interpolation(who, self.interpolation), fill=_fill(who, self.fill))
+
+
+@dataclasses.dataclass
+class AutoAugment:
+    """One of the learned `policy`'s sub-policies ("imagenet", "cifar10", "svhn", or torchvision's
+    AutoAugmentPolicy) for every sample."""
+
+    policy: Any = "imagenet"
+    interpolation: Any = "nearest"
+    fill: Fill = None
+
+    def _native(self) -> _conveyor.PixelTransform:
+        who = "AutoAugment"
+        return _conveyor.auto_augment(
+            policy=_args.choice(who, "policy", str(getattr(self.policy, "value", self.policy)).lower(),
+                                ("imagenet", "cifar10", "svhn")),
+            interpolation=_interpolation(who, self.interpolation), fill=_fill(who, self.fill))
+
+
+@dataclasses.dataclass
 class RandomErasing:
     """With probability `p`, a rectangle of the normalised output (`scale` of its area, height to
     width in `ratio`) becomes `value`: a number, one per channel, or "random" (standard normal
@@ -142,10 +332,79 @@ class RandomApply:
                                       p=_args.real("RandomApply", "p", self.p))
 
 
-PixelTransform = Union[RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert, RandomPosterize,
-                       RandomSolarize, RandomErasing, RandomApply]
-_PIXEL_TRANSFORMS = (RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert, RandomPosterize,
-                     RandomSolarize, RandomErasing, RandomApply)
+PixelTransform = Union[RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
+                       RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
+                       GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
+                       RandomErasing, RandomApply]
+_PIXEL_TRANSFORMS = (RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
+                     RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
+                     GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
+                     RandomErasing, RandomApply)
+
+
+# The rest of a pipeline, for Compose: the crop that gives every sample of a batch one size, what
+# conveyor's decode already gives (torchvision.io.decode_image's uint8 CHW tensor), the conversion
+# to float and the normalisation. ImageAugment.from_transforms reads them.
+
+@dataclasses.dataclass
+class RandomResizedCrop:
+    """A random box of `scale` of the area, aspect in `ratio`, resized to size x size."""
+
+    size: Union[int, Sequence[int]]
+    scale: Tuple[float, float] = (0.08, 1.0)
+    ratio: Tuple[float, float] = (3 / 4, 4 / 3)
+    interpolation: Any = "bilinear"
+    antialias: Optional[bool] = True
+
+
+@dataclasses.dataclass
+class Resize:
+    """The shorter side to `size`, before a CenterCrop."""
+
+    size: Union[int, Sequence[int]]
+    interpolation: Any = "bilinear"
+    max_size: Optional[int] = None
+    antialias: Optional[bool] = True
+
+
+@dataclasses.dataclass
+class CenterCrop:
+    size: Union[int, Sequence[int]]
+
+
+@dataclasses.dataclass
+class ToImage:
+    pass
+
+
+@dataclasses.dataclass
+class PILToTensor:
+    pass
+
+
+@dataclasses.dataclass
+class ToPureTensor:
+    pass
+
+
+@dataclasses.dataclass
+class ToDtype:
+    """To `dtype` ("float32", or "uint8" for none, or torch's); `scale=True` divides by 255."""
+
+    dtype: Any
+    scale: bool = False
+
+
+@dataclasses.dataclass
+class Normalize:
+    mean: Sequence[float]
+    std: Sequence[float]
+    inplace: bool = False
+
+
+@dataclasses.dataclass
+class Compose:
+    transforms: Sequence[Any]
 
 
 class DrawnCall(NamedTuple):
@@ -178,5 +437,10 @@ def native_list(who: str, transforms: Optional[Sequence[Any]]) -> List[_conveyor
     return out
 
 
-__all__ = ["ColorJitter", "DrawnCall", "Grayscale", "PixelTransform", "RandomApply", "RandomErasing",
-           "RandomGrayscale", "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomVerticalFlip"]
+__all__ = [
+    "AutoAugment", "CenterCrop", "ColorJitter", "Compose", "DrawnCall", "GaussianBlur", "Grayscale", "Normalize",
+    "PILToTensor", "PixelTransform", "RandAugment", "RandomAdjustSharpness", "RandomAffine", "RandomApply",
+    "RandomAutocontrast", "RandomEqualize", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert",
+    "RandomPosterize", "RandomResizedCrop", "RandomRotation", "RandomSolarize", "RandomVerticalFlip", "Resize",
+    "ToDtype", "ToImage", "ToPureTensor", "TrivialAugmentWide",
+]

@@ -53,6 +53,42 @@ conveyor::ErasingValue erasing_value(const std::variant<double, std::vector<doub
   return {std::get<double>(v)};
 }
 
+/// A number or a sequence of 2 (or, for shear, 4), as torchvision takes `degrees`, `shear`, `sigma`.
+conveyor::Numbers numbers(const char* who, const char* name, const std::vector<double>& v) {
+  if (v.size() == 1) return {v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  if (v.size() == 4) return {v[0], v[1], v[2], v[3]};
+  throw conveyor::ConfigError(std::string(who) + ": " + name + " should be a number or a sequence of 2 (shear: or 4), got " +
+                              std::to_string(v.size()) + " values");
+}
+
+/// None, one number for every channel, or one per channel.
+conveyor::Fill fill(const char* who, const std::optional<std::vector<double>>& v) {
+  if (!v) return conveyor::Fill::none();
+  if (v->size() == 1) return {(*v)[0]};
+  if (v->size() == 3) return {(*v)[0], (*v)[1], (*v)[2]};
+  throw conveyor::ConfigError(std::string(who) + ": fill needs one number or one per channel (3), got " +
+                              std::to_string(v->size()));
+}
+
+conveyor::ops::pixel::Interpolation interpolation(const char* who, const std::string& mode) {
+  if (mode == "nearest") return conveyor::ops::pixel::Interpolation::nearest;
+  if (mode == "bilinear") return conveyor::ops::pixel::Interpolation::bilinear;
+  throw conveyor::ConfigError(std::string(who) + ": interpolation must be 'nearest' or 'bilinear', got '" + mode + "'");
+}
+
+std::optional<std::array<double, 2>> pair(const std::optional<std::pair<double, double>>& v) {
+  if (!v) return std::nullopt;
+  return std::array<double, 2>{v->first, v->second};
+}
+
+conveyor::AutoAugmentPolicy policy(const std::string& name) {
+  if (name == "imagenet") return conveyor::AutoAugmentPolicy::imagenet;
+  if (name == "cifar10") return conveyor::AutoAugmentPolicy::cifar10;
+  if (name == "svhn") return conveyor::AutoAugmentPolicy::svhn;
+  throw conveyor::ConfigError("AutoAugment: policy must be 'imagenet', 'cifar10' or 'svhn', got '" + name + "'");
+}
+
 /// A drawn argument as Python holds it: int, float, a tuple of them, or str.
 nb::object python_value(const conveyor::DrawnArg::Value& v) {
   return std::visit(
@@ -121,6 +157,62 @@ void bind_pixel_transforms(nb::module_& m) {
         return make(std::move(a));
       },
       "transforms"_a, "p"_a);
+  m.def("random_horizontal_flip", [](double p) { return make(conveyor::RandomHorizontalFlip{p}); }, "p"_a);
+  m.def("random_adjust_sharpness", [](double factor, double p) { return make(conveyor::RandomAdjustSharpness{factor, p}); },
+        "sharpness_factor"_a, "p"_a);
+  m.def("random_autocontrast", [](double p) { return make(conveyor::RandomAutocontrast{p}); }, "p"_a);
+  m.def("random_equalize", [](double p) { return make(conveyor::RandomEqualize{p}); }, "p"_a);
+  m.def(
+      "gaussian_blur",
+      [](std::pair<int, int> kernel_size, const std::vector<double>& sigma) {
+        return make(conveyor::GaussianBlur{conveyor::KernelSize{kernel_size.first, kernel_size.second},
+                                           numbers("GaussianBlur", "sigma", sigma)});
+      },
+      "kernel_size"_a, "sigma"_a);
+  m.def(
+      "random_rotation",
+      [](const std::vector<double>& degrees, const std::string& mode, bool expand,
+         std::optional<std::pair<double, double>> center, std::optional<std::vector<double>> fill_values) {
+        const char* who = "RandomRotation";
+        return make(conveyor::RandomRotation{numbers(who, "degrees", degrees), interpolation(who, mode), expand,
+                                             pair(center), fill(who, fill_values)});
+      },
+      "degrees"_a, "interpolation"_a, "expand"_a, "center"_a.none(), "fill"_a.none());
+  m.def(
+      "random_affine",
+      [](const std::vector<double>& degrees, std::optional<std::pair<double, double>> translate,
+         std::optional<std::pair<double, double>> scale, std::optional<std::vector<double>> shear,
+         const std::string& mode, std::optional<std::vector<double>> fill_values,
+         std::optional<std::pair<double, double>> center) {
+        const char* who = "RandomAffine";
+        std::optional<conveyor::Numbers> shears;
+        if (shear) shears = numbers(who, "shear", *shear);
+        return make(conveyor::RandomAffine{numbers(who, "degrees", degrees), pair(translate), pair(scale), shears,
+                                           interpolation(who, mode), fill(who, fill_values), pair(center)});
+      },
+      "degrees"_a, "translate"_a.none(), "scale"_a.none(), "shear"_a.none(), "interpolation"_a, "fill"_a.none(),
+      "center"_a.none());
+  m.def(
+      "trivial_augment_wide",
+      [](int bins, const std::string& mode, std::optional<std::vector<double>> fill_values) {
+        const char* who = "TrivialAugmentWide";
+        return make(conveyor::TrivialAugmentWide{bins, interpolation(who, mode), fill(who, fill_values)});
+      },
+      "num_magnitude_bins"_a, "interpolation"_a, "fill"_a.none());
+  m.def(
+      "rand_augment",
+      [](int num_ops, int magnitude, int bins, const std::string& mode, std::optional<std::vector<double>> fill_values) {
+        const char* who = "RandAugment";
+        return make(conveyor::RandAugment{num_ops, magnitude, bins, interpolation(who, mode), fill(who, fill_values)});
+      },
+      "num_ops"_a, "magnitude"_a, "num_magnitude_bins"_a, "interpolation"_a, "fill"_a.none());
+  m.def(
+      "auto_augment",
+      [](const std::string& name, const std::string& mode, std::optional<std::vector<double>> fill_values) {
+        const char* who = "AutoAugment";
+        return make(conveyor::AutoAugment{policy(name), interpolation(who, mode), fill(who, fill_values)});
+      },
+      "policy"_a, "interpolation"_a, "fill"_a.none());
   m.def("drawn_calls", &drawn_calls, "transform"_a, "seed"_a, "epoch"_a, "index"_a, "width"_a, "height"_a,
         "What an ImageAugment draws for sample `index` of `epoch` under `seed` from an image of `width` x `height` "
         "(after Exif orientation): the torchvision.transforms.v2.functional calls that reproduce it, in order, as "

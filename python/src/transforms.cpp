@@ -30,6 +30,7 @@ Transform image_augment(const std::string& crop, int size, std::pair<double, dou
                         std::optional<std::vector<float>> mean, std::optional<std::vector<float>> std_dev,
                         const std::string& dtype, const std::string& layout, bool exif_orientation, bool roi,
                         std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
+                        bool torchvision_rounding,
                         const std::vector<PixelTransform>& transforms) {
   conveyor::ImageAugment a;
   if (crop == "random_resized")
@@ -45,7 +46,9 @@ Transform image_augment(const std::string& crop, int size, std::pair<double, dou
   if (mean) {
     if (mean->size() != 3 || std_dev->size() != 3)
       throw conveyor::ConfigError("ImageAugment: normalize's mean and std must have 3 values each");
-    a.normalize = conveyor::Normalize{{(*mean)[0], (*mean)[1], (*mean)[2]}, {(*std_dev)[0], (*std_dev)[1], (*std_dev)[2]}};
+    a.normalize = conveyor::Normalize{{(*mean)[0], (*mean)[1], (*mean)[2]},
+                                      {(*std_dev)[0], (*std_dev)[1], (*std_dev)[2]},
+                                      torchvision_rounding};
   }
   a.dtype = conveyor::parse_dtype(dtype);
   a.layout = conveyor::parse_layout(layout);
@@ -80,7 +83,7 @@ void bind_transforms(nb::module_& m) {
       .def_ro("dtype", &Transform::dtype);
   m.def("image_augment", &image_augment, "crop"_a, "size"_a, "scale"_a, "ratio"_a, "resize"_a, "flip"_a, "mean"_a,
         "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
-        "max_image_pixels"_a, "transforms"_a = std::vector<PixelTransform>{});
+        "max_image_pixels"_a, "torchvision_rounding"_a = false, "transforms"_a = std::vector<PixelTransform>{});
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
 }
 

@@ -79,10 +79,11 @@ TEST_CASE("each transform applies with probability p (torch.rand(1) >= p skips i
   struct Case {
     PixelTransform t;
     double p;
-    std::int32_t code;  // the record it draws (0: a folded vertical flip)
+    std::int32_t code;  // the record it draws (0: a folded flip)
   };
   const std::vector<Case> cases{
       {RandomVerticalFlip{.p = 0.3}, 0.3, 0},
+      {RandomHorizontalFlip{.p = 0.6}, 0.6, 0},
       {RandomGrayscale{}, 0.1, px::RgbToGrayscale::code},  // torchvision's default p
       {RandomInvert{}, 0.5, px::Invert::code},
       {RandomPosterize{.bits = 3, .p = 0.7}, 0.7, px::Posterize::code},
@@ -98,7 +99,7 @@ TEST_CASE("each transform applies with probability p (torch.rand(1) >= p skips i
   };
   for (const Case& c : cases) {
     std::size_t hits = 0;
-    for (const SampleProgram& p : programs({c.t})) hits += c.code ? count_code(p, c.code) : std::size_t(p.flip_y);
+    for (const SampleProgram& p : programs({c.t})) hits += c.code ? count_code(p, c.code) : std::size_t(p.flip_x + p.flip_y);
     INFO(transform_name(c.t) << " p=" << c.p << ": " << hits << " of " << draws);
     CHECK(binomial_fits(hits, draws, c.p));
   }

@@ -121,7 +121,11 @@ TEST_CASE("flips fold into the plan after ops that commute with them, and stay i
     // Two flips cancel in the plan.
     const SampleProgram twice = draw({RandomVerticalFlip{.p = 1.0}, RandomInvert{.p = 1.0}, RandomVerticalFlip{.p = 1.0}}, 7);
     CHECK(twice.flip_y == 0);
-    CHECK(twice.pixels.count == 1);
+    CHECK(twice.pixels.count == 1);    // The horizontal one folds into the other axis.
+    const SampleProgram both = draw({RandomHorizontalFlip{.p = 1.0}, RandomInvert{.p = 1.0}, RandomVerticalFlip{.p = 1.0}}, 7);
+    CHECK(both.flip_x == 1);
+    CHECK(both.flip_y == 1);
+    CHECK(both.pixels.count == 1);
   }
   SECTION("after a neighbourhood op: a flip op, in order") {
     ProgramDraw d(1, 2, 3, 64, 48);

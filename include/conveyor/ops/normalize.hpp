@@ -5,6 +5,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/ops/convert.hpp>
+#include <conveyor/ops/exact_float.hpp>
 
 #include <cstdint>
 #include <math.h>
@@ -14,16 +15,22 @@ inline namespace v0 {
 namespace ops {
 
 /// Per-channel `scale = 1 / (255 std)` and `bias = -mean / std`, computed once on the host, so
-/// every element costs one `fmaf` and both backends round identically.
+/// every element costs one `fmaf` and both backends round identically; or, with `divisor` set,
+/// torchvision v2's roundings: `scale = 1/255`, `bias = mean`, `divisor = std`.
 struct OutputParams {
   float scale[3] = {1.0f / 255.0f, 1.0f / 255.0f, 1.0f / 255.0f};
   float bias[3] = {0.0f, 0.0f, 0.0f};
+  float divisor[3] = {0.0f, 0.0f, 0.0f};  ///< 0: the fused form
   DType dtype = DType::f32;
   Layout layout = Layout::NCHW;
 };
 
-/// Resampled value `v` of `channel`, normalised: the one `fmaf` every float output gets.
+/// Resampled value `v` of `channel`, normalised: one `fmaf`, or torchvision's `(v * (1/255) -
+/// mean) / std` with each step rounded (exact::, so no compiler fuses them).
 [[nodiscard]] CONVEYOR_HD inline float normalized(std::uint8_t v, int channel, const OutputParams& p) noexcept {
+  if (p.divisor[channel] != 0.0f)
+    return exact::div(exact::sub(exact::mul(static_cast<float>(v), p.scale[channel]), p.bias[channel]),
+                      p.divisor[channel]);
   return fmaf(static_cast<float>(v), p.scale[channel], p.bias[channel]);
 }
 

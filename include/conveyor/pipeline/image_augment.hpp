@@ -137,8 +137,14 @@ struct ImageAugment {
     p.layout = layout;
     const Normalize n = normalize.value_or(Normalize{});
     for (std::size_t c = 0; c < 3; ++c) {
-      p.scale[c] = 1.0f / (255.0f * n.std[c]);
-      p.bias[c] = -n.mean[c] / n.std[c];
+      if (n.torchvision_rounding) {
+        p.scale[c] = static_cast<float>(1.0 / 255.0);  // torch's float32 multiply by the double 1/255
+        p.bias[c] = n.mean[c];
+        p.divisor[c] = n.std[c];
+      } else {
+        p.scale[c] = 1.0f / (255.0f * n.std[c]);
+        p.bias[c] = -n.mean[c] / n.std[c];
+      }
     }
     return p;
   }

@@ -19,6 +19,7 @@
 #include <conveyor/transforms/random_equalize.hpp>
 #include <conveyor/transforms/random_erasing.hpp>
 #include <conveyor/transforms/random_grayscale.hpp>
+#include <conveyor/transforms/random_horizontal_flip.hpp>
 #include <conveyor/transforms/random_invert.hpp>
 #include <conveyor/transforms/random_posterize.hpp>
 #include <conveyor/transforms/random_rotation.hpp>
@@ -39,9 +40,10 @@ struct TransformList {
 };
 
 using PixelTransforms =
-    TransformList<RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert, RandomPosterize,
-                  RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, GaussianBlur,
-                  RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment, RandomErasing, RandomApply>;
+    TransformList<RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
+                  RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
+                  GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
+                  RandomErasing, RandomApply>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;

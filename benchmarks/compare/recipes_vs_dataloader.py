@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Today's recipes, as users write them (torchvision v2 Compose objects), run by the PyTorch
+DataLoader and by conveyor.Loader given the same Compose, side by side in one run.
+
+DataLoader: a map-style dataset whose samples are `torchvision.io.decode_image(path, mode=RGB)`
+through the Compose (what conveyor's decode gives the Compose), batch 256, persistent workers;
+on --device cuda pin_memory and a non_blocking copy. conveyor.Loader: the Compose compiled into
+its program (`ImageAugment.from_transforms`), on the CPU backend or the GPU. Both are timed from
+the iterator's creation over whole epochs and print img/s per recipe and worker count, and the
+ratio. A recipe whose transforms this build cannot run is listed as skipped, with the reason.
+
+    python3 benchmarks/compare/recipes_vs_dataloader.py --data DIR [--device cpu] [--workers 2,4]
+"""
+import argparse
+import os
+import time
+
+import torch
+import torchvision
+from torchvision.transforms import v2
+
+import conveyor
+from loader_rate import loader_rate
+
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+def recipes(size):
+    """name -> Compose: ResNet's 2015 recipe, torchvision's 2021 reference (TrivialAugmentWide,
+    RandomErasing), SimCLR-style colour, and evaluation."""
+    tail = [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]
+    out = {
+        "resnet (RRC, flip)": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip()] + tail,
+        "simclr colour": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip(),
+                          v2.RandomApply([v2.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), v2.RandomGrayscale(0.2),
+                          v2.RandomSolarize(128, p=0.2)] + tail,
+        "eval (resize, center crop)": [v2.Resize(size * 8 // 7), v2.CenterCrop(size)] + tail,
+    }
+    if hasattr(v2, "TrivialAugmentWide"):
+        out["torchvision 2021 (TA-wide, erasing)"] = ([v2.RandomResizedCrop(size), v2.RandomHorizontalFlip(),
+                                                       v2.TrivialAugmentWide()] + tail + [v2.RandomErasing(0.1)])
+    return {name: v2.Compose(ts) for name, ts in out.items()}
+
+
+class Decoded(torch.utils.data.Dataset):
+    def __init__(self, root, transform):
+        self.files = [(os.path.join(d, f), label)
+                      for label, d in enumerate(sorted(os.path.join(root, c) for c in os.listdir(root)))
+                      for f in sorted(os.listdir(d))]
+        self.transform = transform
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        path, label = self.files[i]
+        image = torchvision.io.decode_image(path, mode=torchvision.io.ImageReadMode.RGB)
+        return self.transform(image), label
+
+
+def dataloader_rate(data, compose, workers, epochs, device):
+    kwargs = dict(batch_size=256, shuffle=True, num_workers=workers, pin_memory=device == "cuda")
+    if workers > 0:
+        kwargs.update(persistent_workers=True, prefetch_factor=2)
+    loader = torch.utils.data.DataLoader(Decoded(data, compose), **kwargs)
+    images = 0
+    start = time.perf_counter()
+    for _ in range(epochs):
+        for x, _ in loader:
+            if device == "cuda":
+                x = x.to(device, non_blocking=True)
+            images += x.shape[0]
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return images / (time.perf_counter() - start)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", required=True, help="an ImageFolder (class folders of JPEGs)")
+    ap.add_argument("--workers", default="2")
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--size", type=int, default=176)
+    ap.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+    args = ap.parse_args()
+    torch.set_num_threads(1)  # the DataLoader's workers each use one, as conveyor's do
+    rows = []
+    for name, compose in recipes(args.size).items():
+        try:
+            conveyor.ImageAugment.from_transforms(compose)
+        except conveyor.ConfigError as e:
+            print(f"{name}: skipped ({e})", flush=True)
+            continue
+        for workers in [int(w) for w in args.workers.split(",")]:
+            theirs = dataloader_rate(args.data, compose, workers, args.epochs, args.device)
+            loader = conveyor.Loader(conveyor.ImageFolder(args.data), batch_size=256, shuffle=True, seed=0,
+                                     workers=workers, device=args.device, transform=compose)
+            ours = loader_rate(loader, args.epochs, args.device == "cuda")
+            rows.append((name, workers, theirs, ours))
+            print(f"{name}, {workers} workers: DataLoader {theirs:,.0f} img/s, conveyor {ours:,.0f} img/s "
+                  f"({ours / theirs:.1f}x)", flush=True)
+    print(f"\n| recipe ({args.device}, {args.size} px) | workers | DataLoader img/s | conveyor img/s | ratio |")
+    print("|---|---|---|---|---|")
+    for name, workers, theirs, ours in rows:
+        print(f"| {name} | {workers} | {theirs:,.0f} | {ours:,.0f} | {ours / theirs:.1f}x |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+#pragma once
+/// @file
+/// torchvision.transforms.v2.RandomHorizontalFlip among the pixel transforms: `horizontal_flip`
+/// with probability p (skipped when `torch.rand(1) >= p`), where the user's pipeline places it
+/// after other transforms. Folded into the plan where the ops before it allow (`ProgramDraw::flip`);
+/// a flip right after the crop is ImageAugment's own (`ImageAugment::flip`).
+
+#include <conveyor/config.hpp>
+#include <conveyor/transforms/program_draw.hpp>
+
+namespace conveyor {
+inline namespace v0 {
+
+struct RandomHorizontalFlip {
+  static constexpr const char* name = "RandomHorizontalFlip";
+  double p = 0.5;
+
+  void validate() const { detail::expect_probability(name, p); }
+  [[nodiscard]] int max_ops() const { return 1; }
+  void draw(ProgramDraw& d, int position) const {
+    CounterRng rng = d.stream(position);
+    if (!applies(rng, p)) return;
+    d.flip(false);
+    if (d.describing()) d.describe({"horizontal_flip"});
+  }
+};
+
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,163 @@
+"""A Compose of torchvision v2 transforms (or conveyor.transforms', the same names) compiled into one
+ImageAugment: the crop (RandomResizedCrop, CenterCrop, or Resize then CenterCrop) and the flip
+after it become its geometry, the pixel transforms its program, ToDtype and Normalize its output;
+anything else is refused by name and position, with the reason."""
+import dataclasses
+from typing import Any, List, Optional, Tuple
+
+from . import _conveyor
+from . import transforms as T
+from ._transforms import ImageAugment, dtype_name
+
+# What conveyor's decode already gives: torchvision.io.decode_image's uint8 CHW tensor.
+_AS_DECODED = (T.ToImage, T.PILToTensor, T.ToPureTensor)
+
+
+def _ours(t: Any, where: str) -> Any:
+    """`t` as one of conveyor.transforms' dataclasses: itself, or a torchvision v2 transform's
+    arguments read from the attributes it keeps them in (the same names)."""
+    if dataclasses.is_dataclass(t) and type(t).__module__ == T.__name__:
+        return t
+    module, name = type(t).__module__, type(t).__name__
+    if module.startswith("torchvision.transforms") and not module.startswith("torchvision.transforms.v2"):
+        raise _conveyor.ConfigError(
+            f"{where} ({name}) is from torchvision.transforms (v1), which works on PIL images: use "
+            "torchvision.transforms.v2, whose classes have the same names")
+    ours = getattr(T, name, None) if module.startswith("torchvision.transforms.v2") else None
+    if name == "ConvertImageDtype" and ours is None and module.startswith("torchvision.transforms.v2"):
+        return T.ToDtype(dtype=t.dtype, scale=True)
+    if not (isinstance(ours, type) and dataclasses.is_dataclass(ours)):
+        reason = ("conveyor's workers run C++ without Python, so a Python function cannot run in them"
+                  if name == "Lambda" else "conveyor has no such transform")
+        raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor: {reason} "
+                                    f"(the README's transforms section lists what it runs)")
+    args = {f.name: getattr(t, f.name) for f in dataclasses.fields(ours)}
+    if name == "RandomErasing" and args["value"] is None:
+        args["value"] = "random"  # how v2 keeps it
+    if "transforms" in args:
+        args["transforms"] = [_ours(inner, f"{where}, transform {k}") for k, inner in enumerate(args["transforms"])]
+    return ours(**args)
+
+
+def _flatten(pipeline: Any, where: str) -> List[Tuple[str, Any]]:
+    """The transforms in order, nested Composes opened, each with where it is."""
+    t = _ours(pipeline, where)
+    if isinstance(t, T.Compose):
+        steps: List[Tuple[str, Any]] = []
+        for k, inner in enumerate(t.transforms):
+            steps += _flatten(inner, f"{where}, transform {k}" if where != "the pipeline" else f"transform {k}")
+        return steps
+    if isinstance(t, T.RandomApply):
+        inner = [s for _, s in _flatten(T.Compose(t.transforms), where)]
+        for s in inner:
+            if not isinstance(s, T._PIXEL_TRANSFORMS):
+                raise _conveyor.ConfigError(f"{where} (RandomApply): {type(s).__name__} cannot be inside it: conveyor "
+                                            "applies only pixel transforms (colour, flips, blur, rotation, the policies) "
+                                            "at random")
+        return [(where, dataclasses.replace(t, transforms=inner))]
+    return [(where, t)]
+
+
+def _size(where: str, name: str, size: Any) -> int:
+    """A square size: an int, or a sequence of one int or two equal ones."""
+    values = [size] if isinstance(size, int) else list(size)
+    if len(values) == 2 and values[0] == values[1]:
+        values = values[:1]
+    if len(values) != 1 or not isinstance(values[0], int):
+        raise _conveyor.ConfigError(f"{where} ({name}): conveyor's crops are square, got size {size!r}")
+    return values[0]
+
+
+def _resampling(where: str, t: Any) -> None:
+    """conveyor resizes as torchvision's default does: bilinear with antialiasing."""
+    mode = str(getattr(t.interpolation, "value", t.interpolation)).lower()
+    if mode != "bilinear" or t.antialias is False:
+        raise _conveyor.ConfigError(f"{where} ({type(t).__name__}): conveyor resizes with bilinear interpolation "
+                                    f"and antialiasing only, got interpolation={mode}, antialias={t.antialias}")
+
+
+def image_augment(pipeline: Any) -> ImageAugment:
+    """The ImageAugment that runs `pipeline` (see the module's comment)."""
+    if not (callable(pipeline) or dataclasses.is_dataclass(pipeline) and type(pipeline).__module__ == T.__name__):
+        raise TypeError(f"transform must be an ImageAugment, a RawTensor, or a torchvision.transforms.v2 Compose "
+                        f"(or conveyor.transforms'), got {pipeline!r} ({type(pipeline).__name__})")
+    steps = _flatten(pipeline, "the pipeline")
+    a = ImageAugment(crop="", flip=0.0, normalize=None, dtype="u8", decode_scaling=False, torchvision_rounding=True)
+    pixels: List[T.PixelTransform] = []
+    resize_at: Optional[str] = None
+    state = "decoded"  # then "uint8" after the crop, "float" after ToDtype, "normalised", "erased"
+    for where, t in steps:
+        name = type(t).__name__
+        if isinstance(t, _AS_DECODED):
+            continue
+        if state == "erased":
+            raise _conveyor.ConfigError(f"{where} ({name}) comes after RandomErasing, which conveyor runs on the "
+                                        "output: it must be the last transform")
+        if isinstance(t, T.Resize):
+            if state != "decoded" or resize_at:
+                raise _conveyor.ConfigError(f"{where} (Resize): conveyor resizes once, before a CenterCrop")
+            _resampling(where, t)
+            if t.max_size is not None:
+                raise _conveyor.ConfigError(f"{where} (Resize): max_size is not supported")
+            sizes = [t.size] if isinstance(t.size, int) else list(t.size)
+            if len(sizes) != 1:
+                raise _conveyor.ConfigError(f"{where} (Resize): conveyor resizes the shorter side to one size "
+                                            f"(Resize(n)), got size {t.size!r}")
+            a.resize, resize_at = sizes[0], where
+            continue
+        if resize_at and not isinstance(t, T.CenterCrop):
+            raise _conveyor.ConfigError(f"{where} ({name}) after Resize ({resize_at}): conveyor needs a CenterCrop "
+                                        "right after a Resize, so that every sample has one size")
+        if isinstance(t, (T.CenterCrop, T.RandomResizedCrop)):
+            if state != "decoded":
+                raise _conveyor.ConfigError(f"{where} ({name}): conveyor crops once, first")
+            a.size = _size(where, name, t.size)
+            if isinstance(t, T.RandomResizedCrop):
+                _resampling(where, t)
+                a.crop, a.scale, a.ratio = "random_resized", tuple(t.scale), tuple(t.ratio)
+            else:
+                a.crop = "center"
+            state, resize_at = "uint8", None
+            continue
+        if state == "decoded":
+            raise _conveyor.ConfigError(
+                f"{where} ({name}) comes before any crop: a batch needs one size, so conveyor's pipelines start "
+                "with RandomResizedCrop(size), CenterCrop(size) or Resize(n) and CenterCrop(size)")
+        if isinstance(t, T.RandomHorizontalFlip) and not pixels and a.flip == 0.0:
+            a.flip = float(t.p)  # the crop's own flip: no program, today's fused path
+        elif isinstance(t, T.RandomErasing):
+            pixels.append(t)
+            state = "erased"
+        elif isinstance(t, T._PIXEL_TRANSFORMS):
+            if state != "uint8":
+                raise _conveyor.ConfigError(f"{where} ({name}) after ToDtype: conveyor runs pixel transforms on "
+                                            "uint8 images, as recipes place them; move it before ToDtype")
+            pixels.append(t)
+        elif isinstance(t, T.ToDtype):
+            if isinstance(t.dtype, dict):
+                raise _conveyor.ConfigError(f"{where} (ToDtype): a dict of dtypes is not supported; give one dtype")
+            dtype = dtype_name(t.dtype)
+            if dtype == "u8":
+                continue
+            if state != "uint8" or dtype != "f32" or not t.scale:
+                raise _conveyor.ConfigError(
+                    f"{where} (ToDtype): conveyor converts its uint8 images once, to float32 with scale=True "
+                    f"(values / 255), got dtype={t.dtype}, scale={t.scale}")
+            a.dtype, state = "f32", "float"
+        elif isinstance(t, T.Normalize):
+            if state != "float":
+                raise _conveyor.ConfigError(f"{where} (Normalize) needs a float image: put ToDtype(torch.float32, "
+                                            "scale=True) before it")
+            # One value stands for every channel, as torch broadcasts it.
+            mean, std = [float(v) for v in t.mean], [float(v) for v in t.std]
+            a.normalize, state = (mean * 3 if len(mean) == 1 else mean, std * 3 if len(std) == 1 else std), "normalised"
+        else:
+            raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor here")
+    if resize_at:
+        raise _conveyor.ConfigError(f"the Resize at {resize_at} needs a CenterCrop after it: a batch needs one size")
+    if not a.crop:
+        raise _conveyor.ConfigError(
+            "the pipeline has no crop: a batch needs one size, so conveyor's pipelines start with "
+            "RandomResizedCrop(size), CenterCrop(size) or Resize(n) and CenterCrop(size)")
+    a.transforms = pixels
+    return a

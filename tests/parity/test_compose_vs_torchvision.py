@@ -1,0 +1,140 @@
+"""A user's own torchvision v2 Compose given to conveyor.Loader, against torchvision itself: each
+sample's batch entry equals what torchvision's functionals compute, on
+`torchvision.io.decode_image(path, mode=RGB)`, with the parameters conveyor drew for that sample
+(`ImageAugment.drawn_calls`), bit for bit. Whether conveyor's draws follow torchvision's
+distributions is the C++ distribution tests' claim (tests/transforms).
+
+Runs on the bundled photos (examples/data/samples) and, where present, the real-image corpus, with
+torch 2.15 / torchvision 0.29 from PyPI beside the package:
+
+    python -m pytest tests/parity/test_compose_vs_torchvision.py
+"""
+import os
+import pathlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+v2 = pytest.importorskip("torchvision.transforms.v2")
+F = v2.functional
+import conveyor  # noqa: E402
+from conveyor import transforms as T  # noqa: E402
+
+
+def _version(v):
+    return tuple(int(x) for x in v.split("+")[0].split(".")[:2])
+
+
+if _version(torch.__version__) < (2, 15) or _version(torchvision.__version__) < (0, 29):
+    pytest.skip(f"the claims are for torch >= 2.15 and torchvision >= 0.29, found {torch.__version__} and "
+                f"{torchvision.__version__}", allow_module_level=True)
+
+pytestmark = pytest.mark.filterwarnings("ignore:The image decoding:DeprecationWarning")  # torchvision.io's, 0.29
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DATA = pathlib.Path(os.environ.get("CONVEYOR_TEST_DATA") or ROOT.parent / "shared" / "data")
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+# What recipes write, and every pixel transform conveyor runs, at probabilities that make most of
+# them fire (each pipeline draws differently for each sample and seed).
+PIPELINES = {
+    "eval": lambda: v2.Compose([v2.Resize(256), v2.CenterCrop(224), v2.ToImage(), v2.ToDtype(torch.float32, scale=True),
+                                v2.Normalize(MEAN, STD)]),
+    "resnet": lambda: v2.Compose([v2.RandomResizedCrop(176), v2.RandomHorizontalFlip(), v2.PILToTensor(),
+                                  v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD),
+                                  v2.RandomErasing(0.5, value=(0.5, -1.0, 2.0))]),
+    "colour": lambda: v2.Compose([
+        v2.RandomResizedCrop(96, scale=(0.25, 1.0)), v2.RandomHorizontalFlip(),
+        v2.ColorJitter(brightness=0.4, contrast=0.4, saturation=0.4, hue=0.1), v2.RandomGrayscale(0.3),
+        v2.RandomApply([v2.RandomSolarize(128, p=1.0), v2.RandomPosterize(3, p=0.7)], p=0.6),
+        v2.RandomInvert(0.3), v2.RandomVerticalFlip(0.4), v2.RandomHorizontalFlip(0.5),
+        v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD), v2.RandomErasing(0.7)]),
+    "uint8": lambda: v2.Compose([v2.CenterCrop(200), v2.ColorJitter(contrast=(0.2, 1.8), hue=0.3),
+                                 v2.Grayscale(3), v2.RandomErasing(1.0, value=77)]),
+    "torchvision 2021": lambda: v2.Compose([
+        v2.RandomResizedCrop(176), v2.RandomHorizontalFlip(), v2.TrivialAugmentWide(), v2.PILToTensor(),
+        v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD), v2.RandomErasing(0.5)]),
+    "policies": lambda: v2.Compose([
+        v2.RandomResizedCrop(128), v2.RandAugment(), v2.AutoAugment(), v2.TrivialAugmentWide(num_magnitude_bins=15),
+        v2.RandAugment(num_ops=1, magnitude=20, interpolation=v2.InterpolationMode.BILINEAR, fill=[30, 60, 90])]),
+    "geometry and blur": lambda: v2.Compose([
+        v2.Resize(150), v2.CenterCrop(144), v2.RandomHorizontalFlip(),
+        v2.RandomAffine(degrees=20, translate=(0.1, 0.2), scale=(0.8, 1.2), shear=(-10, 10, -5, 5)),
+        v2.RandomRotation(30, interpolation=v2.InterpolationMode.BILINEAR, fill=(10, 200, 40)),
+        v2.GaussianBlur(7, sigma=(0.5, 3.0)), v2.RandomAdjustSharpness(2.5, p=0.7), v2.RandomAutocontrast(0.6),
+        v2.RandomEqualize(0.6), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True)]),
+}
+
+
+def _replay(path, calls, compose):
+    """torchvision's functionals on the decoded image with conveyor's drawn parameters, then the
+    Compose's own ToDtype and Normalize (before an erase, which recipes place after them)."""
+    x = torchvision.io.decode_image(str(path), mode=torchvision.io.ImageReadMode.RGB)
+    tail = [t for t in compose.transforms if isinstance(t, (v2.ToDtype, v2.Normalize))]
+    finished = False
+    for name, kwargs in calls:
+        if name == "erase" and not finished:
+            x, finished = _finish(x, tail), True
+        if name == "erase":
+            x = F.erase(x, kwargs["i"], kwargs["j"], kwargs["h"], kwargs["w"],
+                        torch.tensor(kwargs["v"], dtype=x.dtype)[:, None, None])
+        elif name in ("resized_crop", "resize"):
+            x = getattr(F, name)(x, **kwargs, antialias=True)
+        else:
+            if "interpolation" in kwargs:
+                kwargs = dict(kwargs, interpolation=F.InterpolationMode(kwargs["interpolation"]))
+            x = getattr(F, name)(x, **kwargs)
+    return x if finished else _finish(x, tail)
+
+
+def _finish(x, tail):
+    for t in tail:
+        x = t(x)
+    return x
+
+
+@pytest.fixture(scope="module", params=["bundled", "corpus"])
+def photos(request):
+    folder = ROOT / "examples" / "data" / "samples" if request.param == "bundled" else DATA / "imagefolder"
+    if not folder.is_dir():
+        pytest.skip(f"real test images not found at {folder}")
+    return folder
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+@pytest.mark.parametrize("seed", [0, 1234])
+def test_a_compose_equals_torchvision_on_the_parameters_conveyor_drew(photos, name, seed):
+    compose = PIPELINES[name]()
+    dataset = conveyor.ImageFolder(str(photos))
+    files = [pathlib.Path(dataset.name(i)) for i in range(len(dataset))]
+    loader = conveyor.Loader(dataset, batch_size=len(files), seed=seed, workers=2, transform=compose)
+    augment = loader.transform
+    drawn = 0
+    for epoch in range(2):
+        (images, _), = list(loader)
+        for index, path in enumerate(files):
+            _, height, width = torchvision.io.decode_image(str(path), mode=torchvision.io.ImageReadMode.RGB).shape
+            calls = augment.drawn_calls(seed=seed, epoch=epoch, index=index, width=width, height=height)
+            drawn += len(calls)
+            expected = _replay(path, calls, compose)
+            assert images[index].dtype == expected.dtype, path.name
+            assert torch.equal(images[index], expected), (
+                f"{path.name} epoch {epoch}: {calls}; {(images[index].double() - expected.double()).abs().max()} off")
+    assert drawn >= 2 * 2 * len(files), "the pipeline drew almost nothing: the comparison would be vacuous"
+
+
+def test_conveyor_transforms_are_torchvisions():
+    """conveyor.transforms' names compile to what torchvision's do: the same batches."""
+    ours = T.Compose([T.RandomResizedCrop(96), T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4, 0.1),
+                      T.TrivialAugmentWide(), T.RandomAffine(10, shear=5, interpolation="bilinear"),
+                      T.RandomApply([T.RandomInvert(1.0)], p=0.5), T.PILToTensor(), T.ToDtype("float32", scale=True),
+                      T.Normalize(MEAN, STD), T.RandomErasing(0.5, value="random")])
+    theirs = v2.Compose([v2.RandomResizedCrop(96), v2.RandomHorizontalFlip(), v2.ColorJitter(0.4, 0.4, 0.4, 0.1),
+                         v2.TrivialAugmentWide(),
+                         v2.RandomAffine(10, shear=5, interpolation=v2.InterpolationMode.BILINEAR),
+                         v2.RandomApply([v2.RandomInvert(1.0)], p=0.5), v2.PILToTensor(),
+                         v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD),
+                         v2.RandomErasing(0.5, value="random")])
+    batches = [next(iter(conveyor.Loader(conveyor.ImageFolder(str(ROOT / "examples" / "data" / "samples")), batch_size=13, seed=5, workers=2,
+                                         transform=t)))[0] for t in (ours, theirs)]
+    assert torch.equal(*batches)
