@@ -24,6 +24,15 @@ def slow_loader(samples, tmp_path):
                                         transform=transform, **kw)
 
 
+@pytest.fixture
+def ctrl_c():
+    """Python's own Ctrl-C handler, also where the tests were started with SIGINT ignored (as a
+    shell starts a background job), so a SIGINT is a KeyboardInterrupt as in a terminal."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield lambda: threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    signal.signal(signal.SIGINT, previous)
+
+
 def run(code, timeout=60):
     """Runs `code` in a fresh interpreter; returns (exit status, output, seconds)."""
     start = time.monotonic()
@@ -31,10 +40,9 @@ def run(code, timeout=60):
     return p.returncode, p.stdout + p.stderr, time.monotonic() - start
 
 
-def test_ctrl_c_while_waiting_raises_keyboard_interrupt_promptly(slow_loader):
+def test_ctrl_c_while_waiting_raises_keyboard_interrupt_promptly(slow_loader, ctrl_c):
     loader = slow_loader(output="dlpack")
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    ctrl_c()  # in 0.3 s
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         for _ in loader:
@@ -44,11 +52,10 @@ def test_ctrl_c_while_waiting_raises_keyboard_interrupt_promptly(slow_loader):
     assert labels.shape == [520]  # 13 photos, 40 times
 
 
-def test_a_loop_interrupted_while_waiting_goes_on_with_the_batch_it_waited_for(slow_loader):
+def test_a_loop_interrupted_while_waiting_goes_on_with_the_batch_it_waited_for(slow_loader, ctrl_c):
     loader = slow_loader(output="dlpack")
     it = loader.batches()
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    ctrl_c()
     with pytest.raises(KeyboardInterrupt):
         next(it)
     batch = next(it)  # the same batch, not skipped
