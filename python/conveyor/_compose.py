@@ -13,6 +13,11 @@ from ._transforms import ImageAugment, dtype_name
 _AS_DECODED = (T.ToImage, T.PILToTensor, T.ToPureTensor)
 
 
+def _inside(where: str, k: int) -> str:
+    """Where the k-th transform inside the one at `where` is."""
+    return f"transform {k}" if where == "the pipeline" else f"{where}, transform {k}"
+
+
 def _ours(t: Any, where: str) -> Any:
     """`t` as one of conveyor.transforms' dataclasses: itself, or a torchvision v2 transform's
     arguments read from the attributes it keeps them in (the same names)."""
@@ -30,12 +35,12 @@ def _ours(t: Any, where: str) -> Any:
         reason = ("conveyor's workers run C++ without Python, so a Python function cannot run in them"
                   if name == "Lambda" else "conveyor has no such transform")
         raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor: {reason} "
-                                    f"(the README's transforms section lists what it runs)")
+                                    f"(the README's 'Your own torchvision v2 pipeline' lists what it runs)")
     args = {f.name: getattr(t, f.name) for f in dataclasses.fields(ours)}
     if name == "RandomErasing" and args["value"] is None:
         args["value"] = "random"  # how v2 keeps it
     if "transforms" in args:
-        args["transforms"] = [_ours(inner, f"{where}, transform {k}") for k, inner in enumerate(args["transforms"])]
+        args["transforms"] = [_ours(inner, _inside(where, k)) for k, inner in enumerate(args["transforms"])]
     return ours(**args)
 
 
@@ -45,7 +50,7 @@ def _flatten(pipeline: Any, where: str) -> List[Tuple[str, Any]]:
     if isinstance(t, T.Compose):
         steps: List[Tuple[str, Any]] = []
         for k, inner in enumerate(t.transforms):
-            steps += _flatten(inner, f"{where}, transform {k}" if where != "the pipeline" else f"transform {k}")
+            steps += _flatten(inner, _inside(where, k))
         return steps
     if isinstance(t, T.RandomApply):
         inner = [s for _, s in _flatten(T.Compose(t.transforms), where)]
