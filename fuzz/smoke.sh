@@ -32,7 +32,7 @@ case "$(basename "$fuzzer")" in
     done < <(find "$src/examples/data/samples" "$data/conformance" "$data/damaged" "$data/png" -type f \
                \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \) -print0)
     paths=(JpegDecoder::decode_columns JpegDecoder::decode JpegDecoder::progressive_stream drop_ac_scans
-           set_frame_height ImageAugment::scale_axis ImageAugment::decode_into ops::cpu::resample
+           set_frame_height detail::scale_axis ImageAugment::decode_into ops::cpu::resample
            PngDecoder::read_header PngDecoder::decode_region PngDecoder::pixels) ;;
   fuzz_shards)
     cp "$src"/fuzz/seeds/shards/* "$work/seeds/"
