@@ -189,19 +189,19 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
       }
     }
   };
+  // A converted element depends only on its channel and u8 value: 3 x 256 of them, made once by
+  // `store` (the kernel's own conversion, so the same bits), then looked up.
+  const auto converted = [&]<class T>() {
+    T table[3][256];
+    for (int c = 0; c < 3; ++c)
+      for (int v = 0; v < 256; ++v) store(&table[c][v], 0, static_cast<std::uint8_t>(v), c, params);
+    vertical.template operator()<T>([&](int c, std::uint8_t v) { return table[c][v]; });
+  };
   switch (params.dtype) {
     case DType::u8: vertical.template operator()<std::uint8_t>([](int, std::uint8_t v) { return v; }); break;
-    case DType::f32:
-      vertical.template operator()<float>([&](int c, std::uint8_t v) { return normalized(v, c, params); });
-      break;
+    case DType::f32: converted.template operator()<float>(); break;
     case DType::f16:
-    case DType::bf16: {
-      std::uint16_t table[3][256];
-      for (int c = 0; c < 3; ++c)
-        for (int v = 0; v < 256; ++v) store(&table[c][v], 0, static_cast<std::uint8_t>(v), c, params);
-      vertical.template operator()<std::uint16_t>([&](int c, std::uint8_t v) { return table[c][v]; });
-      break;
-    }
+    case DType::bf16: converted.template operator()<std::uint16_t>(); break;
     default: break;  // i64 is not an image dtype (ImageAugment refuses it)
   }
 }
