@@ -3,7 +3,7 @@
 // themselves.
 //
 //   conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E] [--seed S]
-//                  [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
+//                  [--transform train|eval] [--recipe plain|trivial|color] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
 //                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated]
@@ -61,6 +61,7 @@ struct Args {
   std::optional<double> gpu_share;  // unset: the pipeline's default (1 for gpu; auto: starting_gpu_share)
   conveyor::ChromaUpsampling gpu_upsampling = conveyor::ChromaUpsampling::interpolated;
   std::string device_sync;          // empty: CUDA's default (spin while there are idle cores)
+  std::string recipe = "plain";     // pixel transforms after the crop and flip (train only)
 };
 
 [[noreturn]] void usage(const std::string& error) {
@@ -71,7 +72,8 @@ struct Args {
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
                "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
-               "         [--gpu-upsampling interpolated|replicated] [--device-sync spin|yield|blocking]\n";
+               "         [--gpu-upsampling interpolated|replicated] [--device-sync spin|yield|blocking]\n"
+               "         [--recipe plain|trivial|color]\n";
   std::exit(2);
 }
 
@@ -142,6 +144,7 @@ Args parse(int argc, char** argv) {
       }
     }
     else if (flag == "--device-sync") a.device_sync = value();
+    else if (flag == "--recipe") a.recipe = value();
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
     else if (flag == "--help" || flag == "-h") usage("help");
@@ -151,6 +154,9 @@ Args parse(int argc, char** argv) {
   if (a.device != "cpu" && a.device != "cuda") usage("--device expects cpu or cuda, got '" + a.device + "'");
   if (a.transform != "train" && a.transform != "eval") usage("--transform expects train or eval");
   if (a.epochs < 1) usage("--epochs must be >= 1");
+  if (a.recipe != "plain" && a.recipe != "trivial" && a.recipe != "color")
+    usage("--recipe expects plain, trivial or color, got '" + a.recipe + "'");
+  if (a.recipe != "plain" && a.transform != "train") usage("--recipe " + a.recipe + " needs --transform train");
   return a;
 }
 
@@ -183,6 +189,22 @@ std::string_view npy_descr(conveyor::DType t) {
     case conveyor::DType::i64: return "<i8";
   }
   return "|u1";
+}
+
+/// The pixel transforms of --recipe, as the targets in benchmarks/RESULTS.md name them: trivial is
+/// torchvision's 2021 reference (TrivialAugmentWide, RandomErasing 0.25); color adds the
+/// self-supervised colour and blur ops (ColorJitter 0.4/0.4/0.4/0.1, RandomGrayscale 0.2,
+/// GaussianBlur 23, RandomSolarize 128 at 0.2).
+std::vector<conveyor::PixelTransform> recipe_transforms(const std::string& recipe) {
+  using namespace conveyor;
+  if (recipe == "plain") return {};
+  if (recipe == "trivial") return {TrivialAugmentWide{}, RandomErasing{.p = 0.25}};
+  return {TrivialAugmentWide{},
+          ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1},
+          RandomGrayscale{.p = 0.2},
+          GaussianBlur{.kernel_size = 23},
+          RandomSolarize{.threshold = 128.0, .p = 0.2},
+          RandomErasing{.p = 0.25}};
 }
 
 void wait_for_device([[maybe_unused]] const Args& a) {
@@ -276,6 +298,7 @@ int main(int argc, char** argv) {
     aug.roi = a.roi;
     aug.decode_scaling = a.decode_scaling;
     if (a.dtype == conveyor::DType::u8) aug.normalize.reset();
+    aug.transforms = recipe_transforms(a.recipe);
     conveyor::PipelineOptions options{.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
                                       .on_error = a.on_error, .seed = a.seed,
                                       .device = a.device == "cuda" ? 0 : conveyor::cpu_device, .decode = a.decode,
