@@ -76,8 +76,8 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
     if (rng.below(4) == 0) return *(edges.begin() + rng.below(edges.size()));
     return rng.uniform(lo, hi);
   };
-  const auto odd_kernel = [&](int limit) {  // odd, at most 23, half below the image side
-    const int most = std::min(23, 2 * (limit - 1) + 1);
+  const auto odd_kernel = [&](int limit) {  // odd, mostly at most 23, half below the image side
+    const int most = std::min(rng.below(4) == 0 ? px::max_blur_kernel : 23, 2 * (limit - 1) + 1);
     return 1 + 2 * static_cast<int>(rng.below(static_cast<std::uint64_t>(most / 2 + 1)));
   };
   const auto maybe_fill = [&]() -> std::optional<std::array<double, 3>> {
@@ -103,7 +103,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
     case 11: {
       const int kx = odd_kernel(width), ky = rng.below(2) ? kx : odd_kernel(height);
       return px::gaussian_blur(std::min(kx, 2 * (width - 1) + 1), std::min(ky, 2 * (height - 1) + 1),
-                               pick({0.1, 2.0}, 0.1, 2.0), pick({0.1, 2.0}, 0.1, 2.0));
+                               pick({0.1, 2.0, 9.0}, 0.1, 2.0), pick({0.1, 2.0, 9.0}, 0.1, 2.0));
     }
     case 12: {
       px::AffineParams a;

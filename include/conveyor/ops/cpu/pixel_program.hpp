@@ -6,11 +6,13 @@
 /// (`cuda/kernels/pixel_program.cuh`) runs the same op functions and gives the same bits.
 
 #include <conveyor/config.hpp>
+#include <conveyor/ops/cpu/gaussian_blur.hpp>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace conveyor {
@@ -21,6 +23,7 @@ namespace ops::cpu {
 /// program allocates nothing.
 struct PixelScratch {
   std::vector<std::uint8_t> image;  ///< the neighbourhood ops' second image
+  BlurBuffers blur;                 ///< GaussianBlur's float rows
 };
 
 namespace detail {
@@ -61,9 +64,12 @@ CONVEYOR_CPU_CLONES inline void apply_pixel_op(const pixel::PixelOp& op, std::ui
       std::memcpy(scratch.image.data(), image, scratch.image.size());
       typename Op::Prepared prepared;
       Op::prepare(op, width, height, prepared);
-      for (int y = 0; y < height; ++y)
-        for (int x = 0; x < width; ++x)
-          Op::apply(op, prepared, scratch.image.data(), width, height, x, y, image + (std::int64_t{y} * width + x) * 3);
+      if constexpr (std::is_same_v<Op, pixel::GaussianBlur>)  // hundreds of taps a pixel: the vectorised pass
+        gaussian_blur_image(op, prepared, scratch.image.data(), width, height, image, scratch.blur);
+      else
+        for (int y = 0; y < height; ++y)
+          for (int x = 0; x < width; ++x)
+            Op::apply(op, prepared, scratch.image.data(), width, height, x, y, image + (std::int64_t{y} * width + x) * 3);
     }
   });
 }
