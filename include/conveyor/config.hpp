@@ -42,6 +42,17 @@
 #define CONVEYOR_HD
 #endif
 
+/// Asks for the next loop, of a constant trip count, to be unrolled, in code both compilers build
+/// (a bare `#pragma unroll` is an unknown pragma to GCC, nvcc's host pass included, and
+/// `GCC unroll` one to nvcc's front end: warnings in a strict build; that pass gets neither).
+#if defined(__CUDA_ARCH__) || defined(__clang__)
+#define CONVEYOR_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__) && !CONVEYOR_CUDA_COMPILATION()
+#define CONVEYOR_UNROLL _Pragma("GCC unroll 16")
+#else
+#define CONVEYOR_UNROLL
+#endif
+
 /// Builds a CPU hot loop twice on x86-64 (AVX2 + FMA, and the baseline) and lets the loader pick
 /// one: `fmaf` is then one instruction instead of a library call (about 4x faster resampling,
 /// 20x a GaussianBlur), with the same bits either way, since `fmaf` is exact in both. Also in

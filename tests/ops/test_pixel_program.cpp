@@ -6,6 +6,7 @@
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/ops/cpu/pixel_program.hpp>
 #include <conveyor/ops/normalize.hpp>
+#include <conveyor/ops/pixel/gaussian_blur_tiles.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -113,6 +114,48 @@ TEST_CASE("GaussianBlur's vectorised pass equals the per-pixel reference on rand
         px::GaussianBlur::apply(op, prepared, image.pixels.data(), width, height, x, y,
                                 expected.data() + (y * width + x) * 3);
     CHECK(applied(program_of({op}), image) == expected);
+  }
+}
+
+TEST_CASE("GaussianBlur's GPU tiles, run one work item at a time, equal the per-pixel reference",
+          "[ops][pixel][program]") {
+  // The kernel's arithmetic and indexing (cuda/kernels/pixel_gaussian_blur.cuh adds threads and
+  // barriers): one tile and many, across and down, bands of every height, clamped inputs at the
+  // right and bottom edges, kernels whose zero taps are skipped or not, up to 63 x 63.
+  CounterRng rng(22, 0, 0, RngOp::user);
+  for (int k = 0; k < 40; ++k) {
+    const bool largest = k < 2;  // 63 x 63 over several bands of the fewest rows a tile holds
+    const int width = largest ? 70 : 1 + static_cast<int>(rng.below(120));
+    const int height = largest ? 131 : 1 + static_cast<int>(rng.below(150));
+    const auto kernel = [&](int side) {
+      const int most = std::min(px::max_blur_kernel, 2 * (side - 1) + 1);
+      return largest ? most : 1 + 2 * static_cast<int>(rng.below(static_cast<std::uint64_t>(most / 2 + 1)));
+    };
+    const auto sigma = [&] { return rng.below(3) == 0 ? rng.uniform(0.05, 0.6) : rng.uniform(0.1, 12.0); };
+    const px::PixelOp op = px::gaussian_blur(kernel(width), kernel(height), sigma(), sigma());
+    INFO(width << " x " << height << ", kernel " << op.i[0] << " x " << op.i[1] << ", sigma " << op.f[0] << ", "
+               << op.f[1]);
+    const PixelImage image = conveyor_test::random_pixels(width, height, 300 + static_cast<std::uint64_t>(k));
+    px::GaussianBlur::Prepared prepared;
+    px::GaussianBlur::prepare(op, width, height, prepared);
+    std::vector<std::uint8_t> expected(image.pixels.size()), tiled(image.pixels.size(), 0);
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x)
+        px::GaussianBlur::apply(op, prepared, image.pixels.data(), width, height, x, y,
+                                expected.data() + (y * width + x) * 3);
+    const px::BlurTiling t = px::blur_tiling(op, prepared, height);
+    REQUIRE(t.tile_floats() <= px::blur_tile_floats);
+    std::vector<float> across(px::blur_weights), tile(px::blur_tile_floats);
+    for (int j = 0; j < px::blur_weights; ++j) across[static_cast<std::size_t>(j)] = px::blur_across(t, prepared, j);
+    for (int y0 = 0; y0 < height; y0 += t.rows)
+      for (int x0 = 0; x0 < width; x0 += px::blur_tile_width)
+        for (int c = 0; c < 3; ++c) {
+          for (int e = 0; e < t.tile_floats(); ++e)
+            tile[static_cast<std::size_t>(e)] = px::blur_tile_value(t, image.pixels.data(), width, height, x0, y0, c, e);
+          for (int item = 0; item < t.items(); ++item)
+            px::blur_tile_item(t, prepared, tile.data(), across.data(), width, height, x0, y0, c, item, tiled.data());
+        }
+    CHECK(tiled == expected);
   }
 }
 

@@ -8,8 +8,9 @@
 /// block's pixels; a statistic op as a reduction into shared memory (integer atomics: exact in any
 /// order), a table per channel made by three threads, then a pass through the tables; a
 /// neighbourhood op from the image into the sample's scratch image, which then becomes the image.
-/// The images stay in global memory (L1 and L2 serve the neighbourhoods): the pass costs little
-/// next to a batch's decoding, and correctness comes first.
+/// The images stay in global memory (L1 and L2 serve the neighbourhoods), except GaussianBlur's
+/// tiles (`pixel_gaussian_blur.cuh`): its hundreds of taps a pixel from global memory took a
+/// whole batch period.
 
 #include <conveyor/config.hpp>
 
@@ -19,11 +20,13 @@
 
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/cuda/error.hpp>
+#include <conveyor/cuda/kernels/pixel_gaussian_blur.cuh>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime_api.h>
 
@@ -111,6 +114,7 @@ __global__ void __launch_bounds__(Threads) pixel_program_batch(PixelBatch b) {
   __shared__ alignas(16) unsigned char stats_storage[sizeof(ImageStats)];
   __shared__ alignas(16) unsigned char prepared_storage[pixel_detail::prepared_storage_bytes];
   __shared__ std::uint8_t lut[3][256];
+  __shared__ BlurShared blur;
   ImageStats& stats = *reinterpret_cast<ImageStats*>(stats_storage);
 
   const int tid = static_cast<int>(threadIdx.x), sample = static_cast<int>(blockIdx.x);
@@ -136,9 +140,12 @@ __global__ void __launch_bounds__(Threads) pixel_program_batch(PixelBatch b) {
         auto& prepared = *reinterpret_cast<typename Op::Prepared*>(prepared_storage);
         if (tid == 0) Op::prepare(op, width, height, prepared);
         __syncthreads();
-        for (std::int64_t p = tid; p < pixels; p += blockDim.x)
-          Op::apply(op, prepared, image, width, height, static_cast<int>(p % width), static_cast<int>(p / width),
-                    other + p * 3);
+        if constexpr (std::is_same_v<Op, ops::pixel::GaussianBlur>)  // hundreds of taps a pixel: tiles in shared memory
+          gaussian_blur_block(op, prepared, image, width, height, other, blur);
+        else
+          for (std::int64_t p = tid; p < pixels; p += blockDim.x)
+            Op::apply(op, prepared, image, width, height, static_cast<int>(p % width), static_cast<int>(p / width),
+                      other + p * 3);
         std::uint8_t* done = other;
         other = image;
         image = done;
