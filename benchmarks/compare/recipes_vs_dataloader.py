@@ -27,13 +27,17 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 def recipes(size):
     """name -> Compose: ResNet's 2015 recipe, torchvision's 2021 reference (TrivialAugmentWide,
-    RandomErasing), SimCLR-style colour, and evaluation."""
+    RandomErasing), SimCLR-style colour, BYOL's first view (colour, a 23-tap blur, solarize), and
+    evaluation."""
     tail = [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]
     out = {
         "resnet (RRC, flip)": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip()] + tail,
         "simclr colour": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip(),
                           v2.RandomApply([v2.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), v2.RandomGrayscale(0.2),
                           v2.RandomSolarize(128, p=0.2)] + tail,
+        "byol colour + blur": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip(),
+                               v2.RandomApply([v2.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), v2.RandomGrayscale(0.2),
+                               v2.GaussianBlur(23, sigma=(0.1, 2.0)), v2.RandomSolarize(128, p=0.2)] + tail,
         "eval (resize, center crop)": [v2.Resize(size * 8 // 7), v2.CenterCrop(size)] + tail,
     }
     if hasattr(v2, "TrivialAugmentWide"):
