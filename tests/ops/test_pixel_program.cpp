@@ -92,28 +92,53 @@ TEST_CASE("a neighbourhood op reads the image before it, not its own output", "[
   CHECK(applied(program_of({op}), image) == expected);
 }
 
+namespace {
+
+/// A random GaussianBlur over random pixels of a `width` x `height` image: odd kernels, at most 63
+/// and with half below the side (reflect padding), the largest allowed when `largest`; sigmas that
+/// zero most taps or none.
+struct BlurCase {
+  px::PixelOp op;
+  PixelImage image;
+  px::GaussianBlur::Prepared prepared{};
+
+  BlurCase(CounterRng& rng, int width, int height, bool largest, std::uint64_t seed)
+      : op(random_op(rng, width, height, largest)), image(conveyor_test::random_pixels(width, height, seed)) {
+    px::GaussianBlur::prepare(op, width, height, prepared);
+  }
+  static px::PixelOp random_op(CounterRng& rng, int width, int height, bool largest) {
+    const auto kernel = [&](int side) {
+      const int most = std::min(px::max_blur_kernel, 2 * (side - 1) + 1);
+      return largest ? most : 1 + 2 * static_cast<int>(rng.below(static_cast<std::uint64_t>(most / 2 + 1)));
+    };
+    const auto sigma = [&] { return rng.below(3) == 0 ? rng.uniform(0.05, 0.6) : rng.uniform(0.1, 12.0); };
+    const int kx = kernel(width), ky = kernel(height);
+    const double sx = sigma(), sy = sigma();
+    return px::gaussian_blur(kx, ky, sx, sy);
+  }
+};
+
+/// `GaussianBlur::apply` pixel by pixel: the reference the other passes hold to.
+std::vector<std::uint8_t> blurred_per_pixel(const BlurCase& b) {
+  std::vector<std::uint8_t> out(b.image.pixels.size());
+  for (int y = 0; y < b.image.height; ++y)
+    for (int x = 0; x < b.image.width; ++x)
+      px::GaussianBlur::apply(b.op, b.prepared, b.image.pixels.data(), b.image.width, b.image.height, x, y,
+                              out.data() + (y * b.image.width + x) * 3);
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("GaussianBlur's vectorised pass equals the per-pixel reference on random sizes, kernels and sigmas",
           "[ops][pixel][program]") {
   CounterRng rng(21, 0, 0, RngOp::user);
   for (int k = 0; k < 120; ++k) {
     const int width = 1 + static_cast<int>(rng.below(80)), height = 1 + static_cast<int>(rng.below(80));
-    const auto kernel = [&](int side) {  // odd, at most 63, half below the side (reflect padding)
-      const int most = std::min(px::max_blur_kernel, 2 * (side - 1) + 1);
-      return 1 + 2 * static_cast<int>(rng.below(static_cast<std::uint64_t>(most / 2 + 1)));
-    };
-    const auto sigma = [&] { return rng.below(3) == 0 ? rng.uniform(0.05, 0.6) : rng.uniform(0.1, 12.0); };
-    const px::PixelOp op = px::gaussian_blur(kernel(width), kernel(height), sigma(), sigma());
-    INFO(width << " x " << height << ", kernel " << op.i[0] << " x " << op.i[1] << ", sigma " << op.f[0] << ", "
-               << op.f[1]);
-    const PixelImage image = conveyor_test::random_pixels(width, height, 100 + static_cast<std::uint64_t>(k));
-    px::GaussianBlur::Prepared prepared;
-    px::GaussianBlur::prepare(op, width, height, prepared);
-    std::vector<std::uint8_t> expected(image.pixels.size());
-    for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x)
-        px::GaussianBlur::apply(op, prepared, image.pixels.data(), width, height, x, y,
-                                expected.data() + (y * width + x) * 3);
-    CHECK(applied(program_of({op}), image) == expected);
+    const BlurCase b(rng, width, height, false, 100 + static_cast<std::uint64_t>(k));
+    INFO(width << " x " << height << ", kernel " << b.op.i[0] << " x " << b.op.i[1] << ", sigma " << b.op.f[0]
+               << ", " << b.op.f[1]);
+    CHECK(applied(program_of({b.op}), b.image) == blurred_per_pixel(b));
   }
 }
 
@@ -127,35 +152,24 @@ TEST_CASE("GaussianBlur's GPU tiles, run one work item at a time, equal the per-
     const bool largest = k < 2;  // 63 x 63 over several bands of the fewest rows a tile holds
     const int width = largest ? 70 : 1 + static_cast<int>(rng.below(120));
     const int height = largest ? 131 : 1 + static_cast<int>(rng.below(150));
-    const auto kernel = [&](int side) {
-      const int most = std::min(px::max_blur_kernel, 2 * (side - 1) + 1);
-      return largest ? most : 1 + 2 * static_cast<int>(rng.below(static_cast<std::uint64_t>(most / 2 + 1)));
-    };
-    const auto sigma = [&] { return rng.below(3) == 0 ? rng.uniform(0.05, 0.6) : rng.uniform(0.1, 12.0); };
-    const px::PixelOp op = px::gaussian_blur(kernel(width), kernel(height), sigma(), sigma());
-    INFO(width << " x " << height << ", kernel " << op.i[0] << " x " << op.i[1] << ", sigma " << op.f[0] << ", "
-               << op.f[1]);
-    const PixelImage image = conveyor_test::random_pixels(width, height, 300 + static_cast<std::uint64_t>(k));
-    px::GaussianBlur::Prepared prepared;
-    px::GaussianBlur::prepare(op, width, height, prepared);
-    std::vector<std::uint8_t> expected(image.pixels.size()), tiled(image.pixels.size(), 0);
-    for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x)
-        px::GaussianBlur::apply(op, prepared, image.pixels.data(), width, height, x, y,
-                                expected.data() + (y * width + x) * 3);
-    const px::BlurTiling t = px::blur_tiling(op, prepared, height);
+    const BlurCase b(rng, width, height, largest, 300 + static_cast<std::uint64_t>(k));
+    INFO(width << " x " << height << ", kernel " << b.op.i[0] << " x " << b.op.i[1] << ", sigma " << b.op.f[0]
+               << ", " << b.op.f[1]);
+    const px::BlurTiling t = px::blur_tiling(b.op, b.prepared, height);
     REQUIRE(t.tile_floats() <= px::blur_tile_floats);
+    std::vector<std::uint8_t> tiled(b.image.pixels.size(), 0);
     std::vector<float> across(px::blur_weights), tile(px::blur_tile_floats);
-    for (int j = 0; j < px::blur_weights; ++j) across[static_cast<std::size_t>(j)] = px::blur_across(t, prepared, j);
+    for (int j = 0; j < px::blur_weights; ++j) across[static_cast<std::size_t>(j)] = px::blur_across(t, b.prepared, j);
     for (int y0 = 0; y0 < height; y0 += t.rows)
       for (int x0 = 0; x0 < width; x0 += px::blur_tile_width)
         for (int c = 0; c < 3; ++c) {
           for (int e = 0; e < t.tile_floats(); ++e)
-            tile[static_cast<std::size_t>(e)] = px::blur_tile_value(t, image.pixels.data(), width, height, x0, y0, c, e);
+            tile[static_cast<std::size_t>(e)] =
+                px::blur_tile_value(t, b.image.pixels.data(), width, height, x0, y0, c, e);
           for (int item = 0; item < t.items(); ++item)
-            px::blur_tile_item(t, prepared, tile.data(), across.data(), width, height, x0, y0, c, item, tiled.data());
+            px::blur_tile_item(t, b.prepared, tile.data(), across.data(), width, height, x0, y0, c, item, tiled.data());
         }
-    CHECK(tiled == expected);
+    CHECK(tiled == blurred_per_pixel(b));
   }
 }
 
