@@ -53,14 +53,55 @@ def _flatten(pipeline: Any, where: str) -> List[Tuple[str, Any]]:
             steps += _flatten(inner, _inside(where, k))
         return steps
     if isinstance(t, T.RandomApply):
-        inner = [s for _, s in _flatten(T.Compose(t.transforms), where)]
-        for s in inner:
-            if not isinstance(s, T._PIXEL_TRANSFORMS):
-                raise _conveyor.ConfigError(f"{where} (RandomApply): {type(s).__name__} cannot be inside it: conveyor "
-                                            "applies only pixel transforms (colour, flips, blur, rotation, the policies) "
-                                            "at random")
-        return [(where, dataclasses.replace(t, transforms=inner))]
+        inner = _flatten(T.Compose(t.transforms), where)
+        _pixel_transforms_only(where, "RandomApply", inner)
+        return [(where, dataclasses.replace(t, transforms=[s for _, s in inner]))]
+    if isinstance(t, (T.RandomChoice, T.RandomOrder)):
+        # Each of their transforms is one choice, or one place in the order: a Compose among them
+        # stays whole, as a RandomApply that always applies.
+        name, units = type(t).__name__, []
+        for k, inner_t in enumerate(t.transforms):
+            inner = _flatten(inner_t, _inside(where, k))
+            _pixel_transforms_only(where, name, inner)
+            if not inner:
+                raise _conveyor.ConfigError(f"{_inside(where, k)} (Compose) is empty: each of {name}'s transforms "
+                                            f"({where}) must transform the image")
+            if isinstance(t, T.RandomOrder):
+                for w, s in inner:
+                    if _erases(s):
+                        raise _conveyor.ConfigError(
+                            f"{w} ({type(s).__name__}) cannot be inside RandomOrder ({where}): conveyor erases the "
+                            "normalised output, after every other transform, so erasing cannot take a random place "
+                            "in the order")
+            units.append(inner[0][1] if len(inner) == 1 else T.RandomApply([s for _, s in inner], p=1.0))
+        # A choice erases, after Normalize, or transforms the uint8 image, before ToDtype: not both.
+        erasing = [_only_erases(u) for u in units]
+        for k, u in enumerate(units):
+            if _erases(u) != erasing[k] or erasing[k] != erasing[0]:
+                raise _conveyor.ConfigError(
+                    f"{_inside(where, k)} ({type(u).__name__}) inside RandomChoice ({where}): its transforms must "
+                    "all erase or none, as conveyor erases the normalised output, after every other transform")
+        return [(where, dataclasses.replace(t, transforms=units))]
     return [(where, t)]
+
+
+def _pixel_transforms_only(where: str, name: str, inner: List[Tuple[str, Any]]) -> None:
+    for _, s in inner:
+        if not isinstance(s, T._PIXEL_TRANSFORMS):
+            raise _conveyor.ConfigError(f"{where} ({name}): {type(s).__name__} cannot be inside it: conveyor "
+                                        "applies only pixel transforms (colour, flips, blur, rotation, the policies) "
+                                        "at random")
+
+
+def _erases(t: Any) -> bool:
+    """Whether `t` is, or holds, a RandomErasing."""
+    return isinstance(t, T.RandomErasing) or any(_erases(s) for s in getattr(t, "transforms", ()))
+
+
+def _only_erases(t: Any) -> bool:
+    """Whether `t` is a RandomErasing, or holds nothing but them."""
+    inner = getattr(t, "transforms", None)
+    return isinstance(t, T.RandomErasing) or bool(inner) and all(_only_erases(s) for s in inner)
 
 
 def _size(where: str, name: str, size: Any) -> int:
@@ -130,7 +171,7 @@ def image_augment(pipeline: Any) -> ImageAugment:
                 "with RandomResizedCrop(size), CenterCrop(size) or Resize(n) and CenterCrop(size)")
         if isinstance(t, T.RandomHorizontalFlip) and not pixels and a.flip == 0.0:
             a.flip = float(t.p)  # the crop's own flip: no program, today's fused path
-        elif isinstance(t, T.RandomErasing):
+        elif _only_erases(t):
             pixels.append(t)
             state = "erased"
         elif isinstance(t, T._PIXEL_TRANSFORMS):

@@ -332,14 +332,38 @@ class RandomApply:
                                       p=_args.real("RandomApply", "p", self.p))
 
 
+@dataclasses.dataclass
+class RandomChoice:
+    """One of the `transforms`, picked with probability `p[k] / sum(p)`; every one equally likely
+    when `p` is None. Their transforms all erase (nothing but RandomErasing), or none does."""
+
+    transforms: Sequence["PixelTransform"]
+    p: Optional[Sequence[float]] = None
+
+    def _native(self) -> _conveyor.PixelTransform:
+        p = None if self.p is None else [_args.real("RandomChoice", "p", w) for w in self.p]
+        return _conveyor.random_choice(transforms=native_list("RandomChoice", self.transforms), p=p)
+
+
+@dataclasses.dataclass
+class RandomOrder:
+    """All the `transforms`, in a uniformly random order; none of them may erase (RandomErasing
+    comes after every other transform)."""
+
+    transforms: Sequence["PixelTransform"]
+
+    def _native(self) -> _conveyor.PixelTransform:
+        return _conveyor.random_order(transforms=native_list("RandomOrder", self.transforms))
+
+
 PixelTransform = Union[RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
                        RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                        GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
-                       RandomErasing, RandomApply]
+                       RandomErasing, RandomApply, RandomChoice, RandomOrder]
 _PIXEL_TRANSFORMS = (RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
                      RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                      GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
-                     RandomErasing, RandomApply)
+                     RandomErasing, RandomApply, RandomChoice, RandomOrder)
 
 
 # The rest of a pipeline, for Compose: the crop that gives every sample of a batch one size, what
@@ -440,7 +464,7 @@ def native_list(who: str, transforms: Optional[Sequence[Any]]) -> List[_conveyor
 __all__ = [
     "AutoAugment", "CenterCrop", "ColorJitter", "Compose", "DrawnCall", "GaussianBlur", "Grayscale", "Normalize",
     "PILToTensor", "PixelTransform", "RandAugment", "RandomAdjustSharpness", "RandomAffine", "RandomApply",
-    "RandomAutocontrast", "RandomEqualize", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert",
-    "RandomPosterize", "RandomResizedCrop", "RandomRotation", "RandomSolarize", "RandomVerticalFlip", "Resize",
-    "ToDtype", "ToImage", "ToPureTensor", "TrivialAugmentWide",
+    "RandomAutocontrast", "RandomChoice", "RandomEqualize", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip",
+    "RandomInvert", "RandomOrder", "RandomPosterize", "RandomResizedCrop", "RandomRotation", "RandomSolarize",
+    "RandomVerticalFlip", "Resize", "ToDtype", "ToImage", "ToPureTensor", "TrivialAugmentWide",
 ]

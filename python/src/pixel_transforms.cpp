@@ -157,6 +157,22 @@ void bind_pixel_transforms(nb::module_& m) {
         return make(std::move(a));
       },
       "transforms"_a, "p"_a);
+  m.def(
+      "random_choice",
+      [](const std::vector<PixelTransform>& transforms, std::optional<std::vector<double>> p) {
+        conveyor::RandomChoice c{{}, p ? std::move(*p) : std::vector<double>{}};
+        for (const PixelTransform& t : transforms) c.transforms.push_back(t.held);
+        return make(std::move(c));
+      },
+      "transforms"_a, "p"_a.none());
+  m.def(
+      "random_order",
+      [](const std::vector<PixelTransform>& transforms) {
+        conveyor::RandomOrder o{};
+        for (const PixelTransform& t : transforms) o.transforms.push_back(t.held);
+        return make(std::move(o));
+      },
+      "transforms"_a);
   m.def("random_horizontal_flip", [](double p) { return make(conveyor::RandomHorizontalFlip{p}); }, "p"_a);
   m.def("random_adjust_sharpness", [](double factor, double p) { return make(conveyor::RandomAdjustSharpness{factor, p}); },
         "sharpness_factor"_a, "p"_a);

@@ -62,6 +62,10 @@ void recipe(const std::string& root, int device) {
   aug.transforms = {conveyor::ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1},
                     conveyor::RandomGrayscale{.p = 0.2},
                     conveyor::RandomApply{.transforms = {conveyor::RandomInvert{}, conveyor::RandomVerticalFlip{}}},
+                    conveyor::RandomOrder{.transforms = {conveyor::RandomEqualize{},
+                                                         conveyor::RandomChoice{.transforms = {conveyor::RandomInvert{},
+                                                                                               conveyor::Grayscale{}},
+                                                                                .p = {1.0, 3.0}}}},
                     conveyor::RandomErasing{.p = 0.25, .value = conveyor::ErasingValue::random()}};
   conveyor::BatchPipeline pipe(train, conveyor::RandomSampler(train.size(), {.seed = 3}), aug,
                                {.batch_size = 32, .device = device});

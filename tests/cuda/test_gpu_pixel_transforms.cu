@@ -34,14 +34,14 @@ FileList corpus_photos(const std::filesystem::path& data, const conveyor_test::T
 }
 
 /// A list of pixel transforms drawn from `rng`: each kind now and then, with its arguments across
-/// their ranges, nested in RandomApply sometimes, erasing (random values or numbers) last; no more
-/// ops than a program holds.
+/// their ranges, nested in RandomApply, RandomChoice or RandomOrder sometimes, erasing (random
+/// values or numbers, or a choice of the two) last; no more ops than a program holds.
 std::vector<PixelTransform> random_recipe(CounterRng& rng) {
   const auto p = [&] { return rng.below(4) == 0 ? 1.0 : rng.uniform(); };
   std::vector<PixelTransform> leaves;
   int ops = 0;
-  for (int k = 0; k < 6 && ops + 4 <= ops::pixel::max_program_ops - 2; ++k) {  // a jitter's 4, two erasings
-    switch (rng.below(7)) {
+  for (int k = 0; k < 6 && ops + 4 <= ops::pixel::max_program_ops - 3; ++k) {  // a jitter's 4, three erasings
+    switch (rng.below(9)) {
       case 0: leaves.push_back(RandomVerticalFlip{.p = p()}); break;
       case 1:
         leaves.push_back(ColorJitter{.brightness = rng.uniform(0, 1), .contrast = rng.uniform(0, 1),
@@ -52,12 +52,24 @@ std::vector<PixelTransform> random_recipe(CounterRng& rng) {
       case 3: leaves.push_back(RandomInvert{.p = p()}); break;
       case 4: leaves.push_back(RandomPosterize{.bits = static_cast<int>(rng.below(9)), .p = p()}); break;
       case 5: leaves.push_back(RandomSolarize{.threshold = rng.uniform(0, 255), .p = p()}); break;
-      default: leaves.push_back(RandomApply{.transforms = {RandomInvert{.p = p()}, RandomGrayscale{.p = p()}}, .p = p()});
+      case 6: leaves.push_back(RandomApply{.transforms = {RandomInvert{.p = p()}, RandomGrayscale{.p = p()}}, .p = p()}); break;
+      case 7:
+        leaves.push_back(RandomChoice{.transforms = {RandomInvert{.p = p()}, RandomSolarize{.threshold = rng.uniform(0, 255), .p = p()},
+                                                     RandomVerticalFlip{.p = p()}},
+                                      .p = rng.below(2) ? std::vector<double>{} : std::vector<double>{p(), 1.0, p()}});
+        break;
+      default:
+        leaves.push_back(RandomOrder{.transforms = {RandomGrayscale{.p = p()}, RandomHorizontalFlip{.p = p()},
+                                                    RandomPosterize{.bits = static_cast<int>(rng.below(9)), .p = p()}}});
     }
     ops += std::visit([](const auto& x) { return x.max_ops(); }, leaves.back());
   }
   if (rng.below(2)) leaves.push_back(RandomErasing{.p = p(), .value = ErasingValue::random()});
   if (rng.below(2)) leaves.push_back(RandomErasing{.p = p(), .value = {rng.uniform(-2, 2), rng.uniform(-2, 2), 0.5}});
+  if (rng.below(3) == 0)
+    leaves.push_back(RandomChoice{.transforms = {RandomErasing{.p = p(), .value = ErasingValue::random()},
+                                                 RandomErasing{.p = p(), .value = {rng.uniform(-2, 2), 0.0, 1.0}}},
+                                  .p = {p(), 1.0}});
   return leaves;
 }
 

@@ -64,6 +64,16 @@ PIPELINES = {
         v2.RandomRotation(30, interpolation=v2.InterpolationMode.BILINEAR, fill=(10, 200, 40)),
         v2.GaussianBlur(7, sigma=(0.5, 3.0)), v2.RandomAdjustSharpness(2.5, p=0.7), v2.RandomAutocontrast(0.6),
         v2.RandomEqualize(0.6), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True)]),
+    # Containers: one choice or order per sample, replayed as the calls of what was picked, in order.
+    "choice and order": lambda: v2.Compose([
+        v2.RandomResizedCrop(112, scale=(0.2, 1.0)),
+        v2.RandomChoice([v2.ColorJitter(brightness=0.5, hue=0.2),
+                         v2.Compose([v2.RandomGrayscale(1.0), v2.RandomSolarize(100, p=0.8)]),
+                         v2.RandomPosterize(4, p=1.0)], p=[2, 1, 1]),
+        v2.RandomOrder([v2.RandomInvert(0.5), v2.RandomAdjustSharpness(2.0, p=0.8), v2.RandomVerticalFlip(0.5),
+                        v2.RandomChoice([v2.RandomEqualize(1.0), v2.RandomAutocontrast(1.0)])]),
+        v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD),
+        v2.RandomChoice([v2.RandomErasing(0.7), v2.RandomErasing(0.7, value=(0.5, -1.0, 2.0))], p=[0.3, 0.7])]),
 }
 
 

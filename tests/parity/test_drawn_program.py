@@ -51,12 +51,13 @@ def photos():
 
 def random_recipe(rng):
     """Transforms of every kind up to a program's 16 ops, arguments across their ranges,
-    RandomApply nesting some, an erasing with values inside [0, 255] last now and then."""
+    RandomApply, RandomChoice and RandomOrder nesting some, an erasing with values inside [0, 255]
+    (or a choice of two) last now and then."""
     def p():
         return 1.0 if rng.random() < 0.3 else rng.random()
 
     def leaf():
-        kind = rng.randrange(8)
+        kind = rng.randrange(10)
         if kind == 0:
             return T.RandomVerticalFlip(p=p())
         if kind == 1:
@@ -72,9 +73,17 @@ def random_recipe(rng):
             return T.RandomSolarize(threshold=rng.uniform(0, 255), p=p())
         if kind == 6:
             return T.ColorJitter(hue=(-0.5, 0.5))
-        return T.RandomApply([T.RandomInvert(p=p()), T.ColorJitter(contrast=0.8)], p=p())
+        if kind == 7:
+            return T.RandomApply([T.RandomInvert(p=p()), T.ColorJitter(contrast=0.8)], p=p())
+        if kind == 8:
+            return T.RandomChoice([T.RandomInvert(p=p()), T.ColorJitter(saturation=0.9, hue=0.2),
+                                   T.RandomSolarize(threshold=rng.uniform(0, 255), p=p())],
+                                  p=None if rng.random() < 0.5 else [rng.random(), 1.0, rng.random()])
+        return T.RandomOrder([T.RandomPosterize(bits=rng.randrange(9), p=p()), T.RandomVerticalFlip(p=p()),
+                              T.RandomChoice([T.RandomGrayscale(p=p()), T.RandomApply([T.RandomInvert(p=p())])])])
 
-    ops = {T.ColorJitter: 4, T.RandomApply: 5}  # the most ops each may draw; the others, one
+    # The most ops each may draw; the others, one.
+    ops = {T.ColorJitter: 4, T.RandomApply: 5, T.RandomChoice: 4, T.RandomOrder: 3}
     recipe, budget = [], 15  # one left for the erasing
     for _ in range(rng.randrange(4, 9)):
         t = leaf()
@@ -82,8 +91,11 @@ def random_recipe(rng):
             break
         budget -= ops.get(type(t), 1)
         recipe.append(t)
+    def erasing():
+        return T.RandomErasing(p=p(), value=[rng.uniform(0, 255), rng.uniform(0, 255), rng.uniform(0, 255)])
+
     if rng.random() < 0.7:
-        recipe.append(T.RandomErasing(p=p(), value=[rng.uniform(0, 255), rng.uniform(0, 255), rng.uniform(0, 255)]))
+        recipe.append(erasing() if rng.random() < 0.6 else T.RandomChoice([erasing(), erasing()], p=[1.0, 2.0]))
     return recipe
 
 
@@ -106,7 +118,7 @@ def batches(photos, augment, seed, epoch):
     return [image.clone() for images, _ in loader for image in images]
 
 
-@pytest.mark.parametrize("recipe_seed", range(6))
+@pytest.mark.parametrize("recipe_seed", range(8))
 def test_the_drawn_calls_on_the_resampled_image_give_the_loaders_output(photos, recipe_seed):
     rng = random.Random(recipe_seed)
     recipe = random_recipe(rng)
@@ -134,7 +146,7 @@ def test_the_drawn_calls_on_the_resampled_image_give_the_loaders_output(photos, 
 def test_every_transform_draws_calls_torchvision_takes(photos):
     """Every kind of call across the recipes above, so none of them goes untested by chance."""
     seen = set()
-    for recipe_seed in range(6):
+    for recipe_seed in range(8):
         rng = random.Random(recipe_seed)
         recipe = random_recipe(rng)
         augment = conveyor.ImageAugment.train(rng.choice([32, 57, 96]), dtype="u8", normalize=None, transforms=recipe)

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,7 +82,10 @@ TEST_CASE("a program that draws nothing takes today's path: the same bytes as no
   const InMemory photos = corpus_photos(data);
   for (const ImageAugment& base : settings()) {
     const ImageAugment idle = with(base, {RandomInvert{.p = 0.0}, RandomApply{.transforms = {Grayscale{}}, .p = 0.0},
-                                          ColorJitter{.brightness = {1.0, 1.0}}, RandomErasing{.p = 0.0}});
+                                          ColorJitter{.brightness = {1.0, 1.0}},
+                                          RandomChoice{.transforms = {RandomInvert{.p = 0.0}, RandomSolarize{.threshold = 9.0, .p = 0.0}}},
+                                          RandomOrder{.transforms = {RandomEqualize{.p = 0.0}, RandomGrayscale{.p = 0.0}}},
+                                          RandomErasing{.p = 0.0}});
     for (std::uint64_t i = 0; i < photos.size(); ++i) {
       REQUIRE(idle.program({5, 0, i, nullptr}).pixels.count == 0);
       REQUIRE(apply_one(idle, photos, i) == apply_one(base, photos, i));
@@ -192,15 +196,23 @@ TEST_CASE("ImageAugment refuses transforms it cannot run, naming them", "[pipeli
 namespace {
 
 /// A recipe whose programs vary from sample to sample in length, order and kind: jitter in a
-/// random order, flips folded or not, nested RandomApply, erasing with random values.
+/// random order, flips folded or not, nested RandomApply, RandomChoice and RandomOrder (a flip
+/// among them, before or after a neighbourhood op), erasing with random values or one of two.
 std::vector<PixelTransform> varied_recipe() {
   return {RandomVerticalFlip{.p = 0.5},
           ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1},
-          RandomApply{.transforms = {RandomGrayscale{.p = 0.5}, RandomPosterize{.bits = 3, .p = 0.5}}, .p = 0.6},
-          RandomSolarize{.threshold = 128.0, .p = 0.3},
-          RandomInvert{.p = 0.2},
+          RandomApply{.transforms = {RandomGrayscale{.p = 0.5}, RandomPosterize{.bits = 3, .p = 0.5},
+                                     RandomChoice{.transforms = {RandomEqualize{}, RandomAutocontrast{}}}},
+                      .p = 0.6},
+          RandomOrder{.transforms = {RandomSolarize{.threshold = 128.0, .p = 0.3},
+                                     RandomChoice{.transforms = {RandomInvert{.p = 0.4}, RandomHorizontalFlip{},
+                                                                 RandomAdjustSharpness{.sharpness_factor = 2.0}},
+                                                  .p = {2.0, 1.0, 1.0}},
+                                     RandomApply{.transforms = {RandomVerticalFlip{}}, .p = 0.5}}},
           RandomErasing{.p = 0.5, .value = ErasingValue::random()},
-          RandomErasing{.p = 0.3, .value = {0.5, 0.25, -0.5}}};
+          RandomChoice{.transforms = {RandomErasing{.p = 0.3, .value = {0.5, 0.25, -0.5}},
+                                      RandomErasing{.p = 0.6, .value = ErasingValue::random()}},
+                       .p = {3.0, 1.0}}};
 }
 
 std::vector<std::uint64_t> batches(const InMemory& data, const ImageAugment& aug, const PipelineOptions& o, int epochs = 2) {
@@ -209,6 +221,30 @@ std::vector<std::uint64_t> batches(const InMemory& data, const ImageAugment& aug
 }
 
 }  // namespace
+
+TEST_CASE("the varied recipe's programs hold every op it can draw, flips kept in order among them",
+          "[pipeline][transforms]") {
+  namespace px = ops::pixel;
+  const ImageAugment aug = with(ImageAugment::train(48), varied_recipe());
+  std::set<std::int32_t> codes;
+  int longest = 0, flip_ops = 0, folded = 0;
+  for (std::uint64_t i = 0; i < 2000; ++i) {
+    const SampleProgram p = aug.program({5, 0, i, nullptr});
+    for (int k = 0; k < p.pixels.count; ++k) codes.insert(p.pixels.ops[k].code);
+    for (int k = 0; k < p.pixels.count; ++k) flip_ops += p.pixels.ops[k].code == px::Flip::code;
+    folded += p.flip_x + p.flip_y;
+    longest = std::max(longest, p.pixels.count);
+  }
+  for (const std::int32_t code : {px::AdjustBrightness::code, px::AdjustHue::code, px::RgbToGrayscale::code,
+                                  px::Posterize::code, px::Equalize::code, px::Autocontrast::code, px::Solarize::code,
+                                  px::Invert::code, px::AdjustSharpness::code, px::Flip::code, px::Erase::code}) {
+    INFO("op " << px::op_name(code));
+    CHECK(codes.count(code) == 1);
+  }
+  CHECK(flip_ops > 10);
+  CHECK(folded > 500);
+  CHECK(longest >= 9);
+}
 
 TEST_CASE("programs staged in the slot's table give the CPU backend's batches through the device path",
           "[pipeline][transforms][device]") {

@@ -51,10 +51,70 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
     (T.Compose([T.CenterCrop(224), T.RandomApply([T.CenterCrop(100)])]), r"transform 1 \(RandomApply\): CenterCrop cannot be inside it"),
     (T.Compose([T.CenterCrop(224), T.Compose([T.RandomInvert(), T.CenterCrop(100)])]),
      r"transform 1, transform 1 \(CenterCrop\): conveyor crops once, first"),
+    (T.Compose([T.CenterCrop(224), T.RandomChoice([T.RandomInvert(), T.CenterCrop(100)])]),
+     r"transform 1 \(RandomChoice\): CenterCrop cannot be inside it: conveyor applies only pixel transforms"),
+    (T.Compose([T.CenterCrop(224), T.RandomOrder([T.RandomInvert(), T.Compose([T.RandomResizedCrop(100)])])]),
+     r"transform 1 \(RandomOrder\): RandomResizedCrop cannot be inside it"),
+    (T.Compose([T.CenterCrop(224), T.RandomChoice([T.RandomInvert(), T.ToDtype("float32", scale=True)])]),
+     r"transform 1 \(RandomChoice\): ToDtype cannot be inside it"),
+    (T.Compose([T.CenterCrop(224), T.RandomOrder([T.RandomInvert(), T.RandomErasing()])]),
+     r"transform 1, transform 1 \(RandomErasing\) cannot be inside RandomOrder \(transform 1\): conveyor erases "
+     r"the normalised output, after every other transform, so erasing cannot take a random place in the order"),
+    (T.Compose([T.CenterCrop(224), T.RandomOrder([T.Compose([T.RandomInvert(), T.RandomApply([T.RandomErasing()])])])]),
+     r"transform 1, transform 0, transform 1 \(RandomApply\) cannot be inside RandomOrder \(transform 1\)"),
+    (T.Compose([T.CenterCrop(224), T.ToDtype("float32", scale=True), T.RandomChoice([T.RandomErasing(), T.RandomInvert()])]),
+     r"transform 2, transform 1 \(RandomInvert\) inside RandomChoice \(transform 2\): its transforms must all erase "
+     r"or none, as conveyor erases the normalised output"),
+    (T.Compose([T.CenterCrop(224), T.RandomChoice([T.RandomErasing(), T.Compose([T.RandomInvert(), T.RandomErasing()])])]),
+     r"transform 1, transform 1 \(RandomApply\) inside RandomChoice \(transform 1\): its transforms must all erase"),
+    (T.Compose([T.CenterCrop(224), T.RandomChoice([T.Compose([]), T.RandomInvert()])]),
+     r"transform 1, transform 0 \(Compose\) is empty: each of RandomChoice's transforms \(transform 1\) must "
+     r"transform the image"),
+    (T.Compose([T.CenterCrop(224), T.ToDtype("float32", scale=True),
+                T.RandomChoice([T.RandomErasing(), T.RandomErasing(value=1.0)]), T.RandomInvert()]),
+     r"transform 3 \(RandomInvert\) comes after RandomErasing"),
 ])
 def test_what_conveyor_cannot_run_is_named_with_where_and_why(pipeline, message):
     with pytest.raises(conveyor.ConfigError, match=message):
         conveyor.ImageAugment.from_transforms(pipeline)
+
+
+def test_random_choice_and_random_order_hold_one_unit_per_transform():
+    # A Compose among their transforms is one choice, or one place in the order: a RandomApply that
+    # always applies, its nested Composes opened; a Compose of one transform is that transform.
+    choice = T.RandomChoice([T.RandomInvert(), T.Compose([T.RandomGrayscale(), T.Compose([T.RandomSolarize(100)])]),
+                             T.Compose([T.RandomEqualize()])], p=[1, 3, 0.5])
+    order = T.RandomOrder([T.ColorJitter(0.2), T.Compose([T.RandomPosterize(3), T.RandomVerticalFlip()]),
+                           T.RandomChoice([T.RandomAutocontrast(), T.RandomApply([T.RandomInvert()])])])
+    erasing = T.RandomChoice([T.RandomErasing(), T.Compose([T.RandomErasing(value=1.0), T.RandomErasing(0.2)])])
+    a = conveyor.ImageAugment.from_transforms(T.Compose([
+        T.CenterCrop(64), choice, order, T.ToDtype("float32", scale=True), T.Normalize(MEAN, STD), erasing]))
+    assert list(a.transforms) == [
+        T.RandomChoice([T.RandomInvert(), T.RandomApply([T.RandomGrayscale(), T.RandomSolarize(100)], p=1.0),
+                        T.RandomEqualize()], p=[1, 3, 0.5]),
+        T.RandomOrder([T.ColorJitter(0.2), T.RandomApply([T.RandomPosterize(3), T.RandomVerticalFlip()], p=1.0),
+                       T.RandomChoice([T.RandomAutocontrast(), T.RandomApply([T.RandomInvert()])])]),
+        T.RandomChoice([T.RandomErasing(), T.RandomApply([T.RandomErasing(value=1.0), T.RandomErasing(0.2)], p=1.0)])]
+    a._native()  # and the binding takes what they became
+
+
+def test_random_choice_and_random_order_refuse_what_they_cannot_run():
+    def native(t):
+        return conveyor.ImageAugment(crop="center", size=32, transforms=[t])._native()
+    with pytest.raises(conveyor.ConfigError, match=r"RandomChoice: p needs one weight per transform \(2\), got 1"):
+        native(T.RandomChoice([T.RandomInvert(), T.RandomGrayscale()], p=[1.0]))
+    with pytest.raises(conveyor.ConfigError, match=r"RandomChoice: p\[1\] must be finite and non negative, got -1"):
+        native(T.RandomChoice([T.RandomInvert(), T.RandomGrayscale()], p=[1.0, -1.0]))
+    with pytest.raises(conveyor.ConfigError, match=r"RandomChoice: p must have a positive, finite sum, got 0"):
+        native(T.RandomChoice([T.RandomInvert(), T.RandomGrayscale()], p=[0, 0]))
+    with pytest.raises(conveyor.ConfigError, match=r"RandomOrder: pass at least one transform"):
+        native(T.RandomOrder([]))
+    with pytest.raises(conveyor.ConfigError, match=r"RandomOrder: transforms\[0\] \(RandomErasing\) erases"):
+        native(T.RandomOrder([T.RandomErasing()]))
+    with pytest.raises(conveyor.ConfigError, match=r"RandomChoice: transforms\[1\]: RandomInvert: p must be in \[0, 1\]"):
+        native(T.RandomChoice([T.RandomGrayscale(), T.RandomInvert(2.0)]))
+    with pytest.raises(TypeError, match=r"RandomOrder: transforms\[1\] must be one of conveyor.transforms' classes"):
+        native(T.RandomOrder([T.RandomInvert(), T.CenterCrop(3)]))
 
 
 def test_what_is_not_a_pipeline_is_a_type_error():
@@ -88,6 +148,31 @@ class TestTorchvision:
         assert isinstance(erasing, T.RandomErasing) and erasing.value == "random"  # v2 keeps it as None
         a._native()  # and the binding takes what they became
 
+    def test_torchvisions_random_choice_and_random_order_become_conveyors(self):
+        v2, torch = self.v2, self.torch
+        a = conveyor.ImageAugment.from_transforms(v2.Compose([
+            v2.RandomResizedCrop(96),
+            v2.RandomChoice([v2.ColorJitter(0.4), v2.Compose([v2.RandomGrayscale(1.0), v2.RandomInvert(0.5)])], p=[1, 3]),
+            v2.RandomOrder([v2.RandomSolarize(128), v2.RandomChoice([v2.RandomEqualize(), v2.RandomAutocontrast()])]),
+            v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD),
+            v2.RandomChoice([v2.RandomErasing(value="random"), v2.RandomErasing(0.3, value=0.5)])]))
+        choice, order, erasing = a.transforms
+        # torchvision keeps the weights normalised; without p, equal.
+        assert choice == T.RandomChoice([T.ColorJitter((0.6, 1.4)),
+                                         T.RandomApply([T.RandomGrayscale(1.0), T.RandomInvert(0.5)], p=1.0)],
+                                        p=[0.25, 0.75])
+        assert order == T.RandomOrder([T.RandomSolarize(128), T.RandomChoice([T.RandomEqualize(), T.RandomAutocontrast()],
+                                                                             p=[0.5, 0.5])])
+        assert erasing == T.RandomChoice([T.RandomErasing(value="random"), T.RandomErasing(0.3, value=[0.5])], p=[0.5, 0.5])
+        a._native()
+        with pytest.raises(conveyor.ConfigError, match=r"transform 1, transform 1 \(RandomErasing\) cannot be inside "
+                                                       r"RandomOrder \(transform 1\)"):
+            conveyor.ImageAugment.from_transforms(v2.Compose([
+                v2.CenterCrop(64), v2.RandomOrder([v2.RandomInvert(), v2.RandomErasing()])]))
+        with pytest.raises(conveyor.ConfigError, match=r"transform 1 \(RandomChoice\): CenterCrop cannot be inside it"):
+            conveyor.ImageAugment.from_transforms(v2.Compose([
+                v2.CenterCrop(64), v2.RandomChoice([v2.RandomInvert(), v2.CenterCrop(32)])]))
+
     def test_a_lambda_is_refused_by_position_and_why(self):
         v2 = self.v2
         pipeline = v2.Compose([v2.RandomResizedCrop(224), v2.RandomHorizontalFlip(), v2.Lambda(lambda x: x)])
@@ -111,7 +196,8 @@ def test_each_pixel_transform_becomes_the_cpp_transform_of_its_name():
             T.RandomInvert(), T.RandomPosterize(4), T.RandomSolarize(128), T.RandomAdjustSharpness(2),
             T.RandomAutocontrast(), T.RandomEqualize(), T.GaussianBlur(5), T.RandomRotation(10),
             T.RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5), T.TrivialAugmentWide(),
-            T.RandAugment(), T.AutoAugment("svhn"), T.RandomErasing(), T.RandomApply([T.RandomInvert()])]
+            T.RandAugment(), T.AutoAugment("svhn"), T.RandomErasing(), T.RandomApply([T.RandomInvert()]),
+            T.RandomChoice([T.RandomInvert(), T.Grayscale()], p=[1, 2]), T.RandomOrder([T.RandomInvert()])]
     assert {type(t) for t in made} == set(T._PIXEL_TRANSFORMS)
     for t in made:
         assert t._native().name == type(t).__name__

@@ -1,8 +1,8 @@
 // The pixel transforms' draws against torchvision 0.29's distributions, over many samples: which
-// transforms apply, ColorJitter's factors and order, RandomErasing's rectangles. Each reference is
-// written from torchvision's source (the lines cited, in torchvision/transforms/v2/), drawn with a
-// generator of its own; the bounds are ones a correct draw exceeds with a probability near 1e-4, and
-// the seeds are fixed.
+// transforms apply, which RandomChoice picks and the order RandomOrder runs, ColorJitter's factors
+// and order, RandomErasing's rectangles. Each reference is written from torchvision's source (the
+// lines cited, in torchvision/transforms/v2/), drawn with a generator of its own; the bounds are
+// ones a correct draw exceeds with a probability near 1e-4, and the seeds are fixed.
 
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 #include <variant>
 #include <vector>
@@ -90,6 +91,9 @@ TEST_CASE("each transform applies with probability p (torch.rand(1) >= p skips i
       {RandomSolarize{.threshold = 128.0, .p = 0.2}, 0.2, px::Solarize::code},
       {RandomApply{.transforms = {RandomInvert{.p = 1.0}}, .p = 0.25}, 0.25, px::Invert::code},
       {RandomApply{.transforms = {RandomInvert{.p = 0.5}}}, 0.25, px::Invert::code},
+      {RandomChoice{.transforms = {RandomInvert{.p = 0.5}, RandomGrayscale{.p = 1.0}}, .p = {1.0, 1.0}}, 0.25,
+       px::Invert::code},
+      {RandomOrder{.transforms = {RandomGrayscale{.p = 1.0}, RandomInvert{.p = 0.4}}}, 0.4, px::Invert::code},
       {RandomErasing{.scale = {0.02, 0.05}}, 0.5, px::Erase::code},  // a small rectangle always fits
       {RandomAdjustSharpness{.sharpness_factor = 2.0, .p = 0.3}, 0.3, px::AdjustSharpness::code},
       {RandomAutocontrast{}, 0.5, px::Autocontrast::code},
@@ -103,6 +107,73 @@ TEST_CASE("each transform applies with probability p (torch.rand(1) >= p skips i
     INFO(transform_name(c.t) << " p=" << c.p << ": " << hits << " of " << draws);
     CHECK(binomial_fits(hits, draws, c.p));
   }
+}
+
+// Catch indents a long name's next lines past its first ": ", and loops when that leaves no room:
+// these names have none.
+TEST_CASE("RandomChoice picks transform k with probability p[k] / sum(p), each equally likely without p "
+          "(torch.multinomial(torch.tensor(self.p), 1) in _container.py's RandomChoice, self.p normalised)",
+          "[transforms][distribution]") {
+  // Each transform applies always and draws one record of its own kind: the record says which was picked.
+  const std::vector<PixelTransform> three{RandomInvert{.p = 1.0}, RandomGrayscale{.p = 1.0},
+                                          RandomSolarize{.threshold = 128.0, .p = 1.0}};
+  const std::array<std::int32_t, 3> codes{px::Invert::code, px::RgbToGrayscale::code, px::Solarize::code};
+  const auto picks = [&](const RandomChoice& choice) {
+    std::array<std::size_t, 3> n{};
+    for (const SampleProgram& p : programs({choice})) {
+      REQUIRE(p.pixels.count == 1);
+      const auto k = static_cast<std::size_t>(std::find(codes.begin(), codes.end(), p.pixels.ops[0].code) - codes.begin());
+      REQUIRE(k < choice.transforms.size());
+      ++n[k];
+    }
+    return n;
+  };
+  SECTION("weights p = {1, 3}: a quarter and three quarters") {
+    const auto n = picks(RandomChoice{.transforms = {three[0], three[1]}, .p = {1.0, 3.0}});
+    INFO(n[0] << " and " << n[1] << " of " << draws);
+    CHECK(binomial_fits(n[0], draws, 0.25));
+    CHECK(n[0] + n[1] == draws);
+  }
+  SECTION("weights that sum to 1 as torchvision keeps them, a zero weight never picked") {
+    const auto n = picks(RandomChoice{.transforms = three, .p = {0.1, 0.6, 0.3}});
+    INFO(n[0] << ", " << n[1] << " and " << n[2] << " of " << draws);
+    CHECK(binomial_fits(n[0], draws, 0.1));
+    CHECK(binomial_fits(n[1], draws, 0.6));
+    CHECK(binomial_fits(n[2], draws, 0.3));
+    const auto zero = picks(RandomChoice{.transforms = three, .p = {2.0, 0.0, 1.0}});
+    INFO(zero[0] << ", " << zero[1] << " and " << zero[2] << " of " << draws);
+    CHECK(zero[1] == 0);
+    CHECK(binomial_fits(zero[0], draws, 2.0 / 3.0));
+  }
+  SECTION("no weights: each of three a third of the time") {
+    const auto n = picks(RandomChoice{.transforms = three});
+    INFO(n[0] << ", " << n[1] << " and " << n[2] << " of " << draws);
+    CHECK(chi_square_uniform({double(n[0]), double(n[1]), double(n[2])}) < chi_square_bound(2));
+    for (const std::size_t k : n) CHECK(binomial_fits(k, draws, 1.0 / 3.0));
+  }
+}
+
+TEST_CASE("RandomOrder's order is a uniform permutation (torch.randperm(len(transforms)) in _container.py's RandomOrder)",
+          "[transforms][distribution]") {
+  const RandomOrder order{.transforms = {RandomInvert{.p = 1.0}, RandomGrayscale{.p = 1.0},
+                                         RandomSolarize{.threshold = 128.0, .p = 1.0}}};
+  std::map<std::array<std::int32_t, 3>, double> orders;
+  std::size_t invert_first = 0;
+  for (const SampleProgram& p : programs({order})) {
+    REQUIRE(p.pixels.count == 3);  // all of them, every time
+    ++orders[{p.pixels.ops[0].code, p.pixels.ops[1].code, p.pixels.ops[2].code}];
+    invert_first += p.pixels.ops[0].code == px::Invert::code;
+  }
+  REQUIRE(orders.size() == 6);
+  std::vector<double> counts;
+  for (const auto& [o, n] : orders) {
+    INFO("order " << o[0] << ", " << o[1] << ", " << o[2] << ": " << n << " of " << draws);
+    CHECK(std::set<std::int32_t>(o.begin(), o.end()).size() == 3);
+    CHECK(binomial_fits(std::size_t(n), draws, 1.0 / 6.0));
+    counts.push_back(n);
+  }
+  CHECK(chi_square_uniform(counts) < chi_square_bound(5));
+  CHECK(binomial_fits(invert_first, draws, 1.0 / 3.0));
 }
 
 TEST_CASE("ColorJitter's factors are uniform on their ranges and float32 (_color.py:143-152)",

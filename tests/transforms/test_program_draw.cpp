@@ -7,9 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -107,6 +110,90 @@ TEST_CASE("RandomApply's transforms keep their streams whether it applies them o
   }
   CHECK(grayscale > 100);
   CHECK(grayscale < 200);
+}
+
+TEST_CASE("a transform after RandomChoice or RandomOrder draws the same whatever they pick or their order",
+          "[transforms]") {
+  // Their inner transforms' positions are counted whichever is picked and in whatever order they
+  // run: the grayscale after them keeps its stream when the weights change or the contents swap.
+  const auto choice = [](std::vector<double> p) {
+    return std::vector<PixelTransform>{
+        RandomChoice{.transforms = {RandomInvert{.p = 1.0}, RandomSolarize{.threshold = 10.0, .p = 1.0}}, .p = std::move(p)},
+        RandomGrayscale{.p = 0.5}};
+  };
+  const auto order = [](bool swapped) {
+    std::vector<PixelTransform> inner{RandomInvert{.p = 1.0}, RandomSolarize{.threshold = 10.0, .p = 1.0}};
+    if (swapped) std::swap(inner[0], inner[1]);
+    return std::vector<PixelTransform>{RandomOrder{.transforms = inner}, RandomGrayscale{.p = 0.5}};
+  };
+  const auto gray = [](const SampleProgram& p) {
+    return p.pixels.count > 0 && p.pixels.ops[p.pixels.count - 1].code == px::RgbToGrayscale::code;
+  };
+  int grayscale = 0;
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    const SampleProgram first = draw(choice({1.0, 0.0}), i), second = draw(choice({0.0, 1.0}), i),
+                        either = draw(choice({}), i), weighted = draw(choice({0.2, 0.7}), i);
+    REQUIRE(first.pixels.ops[0].code == px::Invert::code);
+    REQUIRE(second.pixels.ops[0].code == px::Solarize::code);
+    REQUIRE(gray(first) == gray(second));
+    REQUIRE(gray(first) == gray(either));
+    REQUIRE(gray(first) == gray(weighted));
+    REQUIRE(first.pixels.count == 1 + gray(first));
+    const SampleProgram ordered = draw(order(false), i), swapped = draw(order(true), i);
+    REQUIRE(ordered.pixels.count == 2 + gray(ordered));
+    REQUIRE(gray(ordered) == gray(first));
+    REQUIRE(gray(swapped) == gray(first));
+    grayscale += gray(first);
+  }
+  CHECK(grayscale > 100);
+  CHECK(grayscale < 200);
+}
+
+TEST_CASE("RandomChoice's and RandomOrder's transforms draw from their own positions, whichever is picked "
+          "and wherever it runs",
+          "[transforms]") {
+  // The reference: RandomApply with p = 1 draws both, each from its position (1 and 2).
+  const std::vector<PixelTransform> inner{ColorJitter{.brightness = 0.4}, ColorJitter{.hue = 0.1}};
+  const std::vector<PixelTransform> both{RandomApply{.transforms = inner, .p = 1.0}};
+  const auto choice = [&](std::vector<double> p) {
+    return std::vector<PixelTransform>{RandomChoice{.transforms = inner, .p = std::move(p)}};
+  };
+  const std::vector<PixelTransform> order{RandomOrder{.transforms = inner}};
+  int brightness_picked = 0, brightness_first = 0;
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    const SampleProgram ref = draw(both, i);
+    REQUIRE(ref.pixels.count == 2);
+    REQUIRE(ref.pixels.ops[0].code == px::AdjustBrightness::code);
+    REQUIRE(ref.pixels.ops[1].code == px::AdjustHue::code);
+    const SampleProgram brightness = draw(choice({1.0, 0.0}), i), hue = draw(choice({0.0, 1.0}), i);
+    REQUIRE(brightness.pixels.count == 1);
+    REQUIRE(same_ops(brightness.pixels, 0, ref.pixels, 0, 1));
+    REQUIRE(hue.pixels.count == 1);
+    REQUIRE(same_ops(hue.pixels, 0, ref.pixels, 1, 1));
+    const SampleProgram either = draw(choice({}), i);
+    REQUIRE(either.pixels.count == 1);
+    const int k = either.pixels.ops[0].code == px::AdjustBrightness::code ? 0 : 1;
+    REQUIRE(same_ops(either.pixels, 0, ref.pixels, k, 1));
+    brightness_picked += k == 0;
+    std::vector<DrawnCall> calls;
+    const SampleProgram ordered = draw(order, i, 0, &calls);
+    REQUIRE(ordered.pixels.count == 2);
+    const int first = ordered.pixels.ops[0].code == px::AdjustBrightness::code ? 0 : 1;
+    REQUIRE(same_ops(ordered.pixels, 0, ref.pixels, first, 1));
+    REQUIRE(same_ops(ordered.pixels, 1, ref.pixels, 1 - first, 1));
+    // The calls describe the ops in the order they run.
+    REQUIRE(calls.size() == 2);
+    REQUIRE(calls[0].function == px::op_name(ordered.pixels.ops[0].code));
+    REQUIRE(calls[1].function == px::op_name(ordered.pixels.ops[1].code));
+    brightness_first += first == 0;
+  }
+  CHECK(brightness_picked > 100);
+  CHECK(brightness_picked < 200);
+  CHECK(brightness_first > 100);
+  CHECK(brightness_first < 200);
+  // Positions: a container takes its own and its transforms' (nested ones counted).
+  CHECK(RandomChoice{.transforms = {RandomApply{.transforms = inner}, RandomInvert{}}}.nodes() == 5);
+  CHECK(RandomOrder{.transforms = {RandomChoice{.transforms = inner}, RandomInvert{}}}.nodes() == 5);
 }
 
 TEST_CASE("flips fold into the plan after ops that commute with them, and stay in order after others",
@@ -243,6 +330,83 @@ TEST_CASE("a transform list ImageAugment cannot run is refused, naming the trans
   CHECK(config_error({ColorJitter{}, ColorJitter{}, ColorJitter{}, ColorJitter{}}) == "no error");
   CHECK(config_error({RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}}) == "no error");
   CHECK(config_error(recipe()) == "no error");
+}
+
+TEST_CASE("RandomChoice and RandomOrder that ImageAugment cannot run are refused, naming the transform and why",
+          "[transforms]") {
+  using Catch::Matchers::Contains;
+  const PixelTransform invert = RandomInvert{}, gray = RandomGrayscale{};
+  SECTION("RandomChoice's weights: one per transform, finite, non negative, a positive sum") {
+    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {1.0}}}),
+               Contains("transforms[0]: RandomChoice: p needs one weight per transform (2), got 1"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {1.0, 2.0, 3.0}}}),
+               Contains("RandomChoice: p needs one weight per transform (2), got 3"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {1.0, -0.5}}}),
+               Contains("RandomChoice: p[1] must be finite and non negative, got -0.5"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {std::nan(""), 1.0}}}),
+               Contains("RandomChoice: p[0] must be finite and non negative, got nan"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {INFINITY, 1.0}}}),
+               Contains("RandomChoice: p[0] must be finite and non negative, got inf"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {0.0, 0.0}}}),
+               Contains("RandomChoice: p must have a positive, finite sum, got 0"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {DBL_MAX, DBL_MAX}}}),
+               Contains("RandomChoice: p must have a positive, finite sum, got inf"));
+    CHECK(config_error({RandomChoice{.transforms = {invert, gray}, .p = {0.0, 2.0}}}) == "no error");
+    CHECK(config_error({RandomChoice{.transforms = {invert, gray}}}) == "no error");
+  }
+  SECTION("at least one transform, each valid: an inner error names its place") {
+    CHECK_THAT(config_error({RandomChoice{}}), Contains("transforms[0]: RandomChoice: pass at least one transform"));
+    CHECK_THAT(config_error({RandomOrder{}}), Contains("transforms[0]: RandomOrder: pass at least one transform"));
+    CHECK_THAT(config_error({invert, RandomChoice{.transforms = {invert, RandomInvert{.p = 2.0}}}}),
+               Contains("transforms[1]: RandomChoice: transforms[1]: RandomInvert: p must be in [0, 1], got 2"));
+    CHECK_THAT(config_error({RandomOrder{.transforms = {RandomPosterize{}, invert}}}),
+               Contains("transforms[0]: RandomOrder: transforms[0]: RandomPosterize: bits is required"));
+  }
+  SECTION("nested containers: each level names its place") {
+    CHECK_THAT(config_error({RandomOrder{.transforms = {invert,
+                                                       RandomChoice{.transforms = {RandomApply{.transforms = {RandomPosterize{.bits = 9}}},
+                                                                                   gray}}}}}),
+               Contains("transforms[0]: RandomOrder: transforms[1]: RandomChoice: transforms[0]: RandomApply: "
+                        "transforms[0]: RandomPosterize: bits must be in [0, 8], got 9"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {RandomOrder{}, gray}}}),
+               Contains("transforms[0]: RandomChoice: transforms[0]: RandomOrder: pass at least one transform"));
+    CHECK(config_error({RandomOrder{.transforms = {RandomChoice{.transforms = {RandomOrder{.transforms = {invert, gray}},
+                                                                              RandomApply{.transforms = {gray}}}},
+                                                   invert}}}) == "no error");
+  }
+  SECTION("erasing: never inside RandomOrder; inside RandomChoice only when every transform erases, and last") {
+    CHECK_THAT(config_error({RandomOrder{.transforms = {invert, RandomErasing{}}}}),
+               Contains("RandomOrder: transforms[1] (RandomErasing) erases, and erasing runs on the normalised "
+                        "output, after every other transform: it cannot take a random place in the order"));
+    CHECK_THAT(config_error({RandomOrder{.transforms = {RandomChoice{.transforms = {RandomErasing{}, RandomErasing{.p = 1.0}}}}}}),
+               Contains("RandomOrder: transforms[0] (RandomChoice) erases"));
+    CHECK_THAT(config_error({RandomOrder{.transforms = {RandomApply{.transforms = {invert, RandomErasing{}}}}}}),
+               Contains("RandomOrder: transforms[0] (RandomApply) erases"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {RandomErasing{}, invert}}}),
+               Contains("RandomChoice: transforms[0] (RandomErasing) erases, transforms[1] (RandomInvert) does not; "
+                        "its transforms must all erase or none: erasing runs on the normalised output"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {gray, invert, RandomApply{.transforms = {RandomErasing{}}}}}}),
+               Contains("RandomChoice: transforms[0] (RandomGrayscale) does not erase, transforms[2] (RandomApply) "
+                        "does; its transforms must all erase or none"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {RandomErasing{}, RandomApply{.transforms = {invert, RandomErasing{}}}}}}),
+               Contains("RandomChoice: transforms[1] (RandomApply) both erases and transforms the image; its "
+                        "transforms must all erase or none"));
+    CHECK_THAT(config_error({RandomChoice{.transforms = {RandomErasing{}, RandomErasing{.value = 1.0}}}, invert}),
+               Contains("RandomInvert comes after RandomErasing"));
+    CHECK(config_error({invert, RandomChoice{.transforms = {RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}},
+                                             .p = {1.0, 2.0}},
+                        RandomErasing{}}) == "no error");
+  }
+  SECTION("ops: RandomChoice draws the most of one transform, RandomOrder all of them") {
+    const PixelTransform jitter = ColorJitter{};
+    CHECK(config_error({jitter, jitter, jitter, RandomChoice{.transforms = {jitter, jitter, jitter, jitter}}}) == "no error");
+    CHECK_THAT(config_error({jitter, jitter, jitter, RandomChoice{.transforms = {invert, jitter}}, invert}),
+               Contains("may draw up to 17 pixel ops"));
+    CHECK_THAT(config_error({jitter, jitter, jitter, RandomOrder{.transforms = {jitter, invert}}}),
+               Contains("may draw up to 17 pixel ops"));
+    CHECK(config_error({jitter, jitter, jitter, RandomOrder{.transforms = {invert, gray, RandomVerticalFlip{}, invert}}}) ==
+          "no error");
+  }
 }
 
 TEST_CASE("ColorJitter's ranges are torchvision's: a number v is [max(0, 1 - v), 1 + v], or [-v, v] for hue, "

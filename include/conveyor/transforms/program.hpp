@@ -8,6 +8,8 @@
 #include <conveyor/ops/pixel/op.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 #include <conveyor/transforms/random_apply.hpp>
+#include <conveyor/transforms/random_choice.hpp>
+#include <conveyor/transforms/random_order.hpp>
 #include <conveyor/transforms/registry.hpp>
 
 #include <cstdint>

@@ -23,9 +23,11 @@
 
 #include <array>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -180,6 +182,71 @@ inline void expect_transform(bool ok, const char* transform, const std::string& 
 /// "p must be in [0, 1], got <p>" unless it is.
 inline void expect_probability(const char* transform, double p, SourceLocation where = SourceLocation::current()) {
   expect_transform(p >= 0.0 && p <= 1.0, transform, "p must be in [0, 1], got " + shown(p), where);
+}
+
+/// A container's (RandomApply's, ...) check of the transforms it holds: at least one, each valid;
+/// an inner error reads "<container>: transforms[k]: <what>".
+template <class Transform>
+void validate_inner(const char* container, const std::vector<Transform>& transforms) {
+  expect_transform(!transforms.empty(), container, "pass at least one transform");
+  for (std::size_t k = 0; k < transforms.size(); ++k) {
+    try {
+      std::visit([](const auto& x) { x.validate(); }, transforms[k]);
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string(container) + ": transforms[" + std::to_string(k) +
+                        "]: " + std::string(split_location(e.what()).second));
+    }
+  }
+}
+
+/// The positions a container takes: its own and those of the transforms it holds.
+template <class Transform>
+[[nodiscard]] int container_nodes(const std::vector<Transform>& transforms) {
+  int n = 1;
+  for (const Transform& t : transforms) n += std::visit([](const auto& x) { return transform_nodes(x); }, t);
+  return n;
+}
+
+/// The position of each of a container's transforms, the container being at `position`: the
+/// ones after it, in order, each taking its own and its nested ones'.
+template <class Transform>
+[[nodiscard]] std::vector<int> inner_positions(const std::vector<Transform>& transforms, int position) {
+  std::vector<int> at(transforms.size());
+  int next = position + 1;
+  for (std::size_t k = 0; k < transforms.size(); ++k) {
+    at[k] = next;
+    next += std::visit([](const auto& x) { return transform_nodes(x); }, transforms[k]);
+  }
+  return at;
+}
+
+/// Whether the transform `t` (a variant) erases.
+template <class Transform>
+[[nodiscard]] bool erases(const Transform& t) {
+  return std::visit([](const auto& x) { return transform_erases(x); }, t);
+}
+
+/// The transforms that hold no others in `t` (a variant), counted: those that erase, and the rest.
+struct LeafCount {
+  int erasing = 0;
+  int other = 0;
+};
+template <class Transform>
+void count_leaves(const Transform& t, LeafCount& n) {
+  std::visit(
+      [&](const auto& x) {
+        if constexpr (requires { x.transforms; })
+          for (const Transform& inner : x.transforms) count_leaves(inner, n);
+        else
+          ++(transform_erases(x) ? n.erasing : n.other);
+      },
+      t);
+}
+
+/// The class name of `t` (a variant).
+template <class Transform>
+[[nodiscard]] const char* variant_name(const Transform& t) {
+  return std::visit([](const auto& x) -> const char* { return std::remove_cvref_t<decltype(x)>::name; }, t);
 }
 
 }  // namespace detail

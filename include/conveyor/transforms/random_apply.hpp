@@ -3,6 +3,13 @@
 /// torchvision.transforms.v2.RandomApply(transforms, p=0.5): its transforms, in order, with
 /// probability p (skipped when `torch.rand(1) >= p`). Each inner transform keeps its own stream, at
 /// its own position (the ones after RandomApply's), drawn or not.
+///
+/// RandomApply, RandomChoice and RandomOrder hold lists of any registered transform, one another
+/// included: each file defines its struct, includes the other two, then defines the members that
+/// visit the transforms, so that every alternative is complete by then whichever comes first.
+/// Their `transforms` have no default member initializer (torchvision's argument is required
+/// too): where it meets one, nvcc's front end instantiates the list's destructor, and with it the
+/// variant, which in the container defined first would need the other two complete.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
@@ -10,7 +17,6 @@
 #include <conveyor/transforms/registry.hpp>
 
 #include <cstddef>
-#include <string>
 #include <variant>
 #include <vector>
 
@@ -19,49 +25,51 @@ inline namespace v0 {
 
 struct RandomApply {
   static constexpr const char* name = "RandomApply";
-  std::vector<PixelTransform> transforms{};
+  std::vector<PixelTransform> transforms;
   double p = 0.5;
 
-  void validate() const {
-    detail::expect_transform(!transforms.empty(), name, "pass at least one transform");
-    detail::expect_probability(name, p);
-    for (std::size_t k = 0; k < transforms.size(); ++k) {
-      try {
-        std::visit([](const auto& x) { x.validate(); }, transforms[k]);
-      } catch (const ConfigError& e) {
-        throw ConfigError(std::string(name) + ": transforms[" + std::to_string(k) +
-                          "]: " + std::string(detail::split_location(e.what()).second));
-      }
-    }
-  }
-  [[nodiscard]] int max_ops() const {
-    int n = 0;
-    for (const PixelTransform& t : transforms) n += std::visit([](const auto& x) { return x.max_ops(); }, t);
-    return n;
-  }
-  [[nodiscard]] int nodes() const {
-    int n = 1;
-    for (const PixelTransform& t : transforms) n += std::visit([](const auto& x) { return detail::transform_nodes(x); }, t);
-    return n;
-  }
-  [[nodiscard]] bool erases() const {
-    for (const PixelTransform& t : transforms)
-      if (std::visit([](const auto& x) { return detail::transform_erases(x); }, t)) return true;
-    return false;
-  }
-  void draw(ProgramDraw& d, int position) const {
-    CounterRng rng = d.stream(position);
-    const bool applied = applies(rng, p);
-    int next = position + 1;
-    for (const PixelTransform& t : transforms)
-      std::visit(
-          [&](const auto& x) {
-            if (applied) x.draw(d, next);
-            next += detail::transform_nodes(x);
-          },
-          t);
-  }
+  void validate() const;
+  [[nodiscard]] int max_ops() const;
+  [[nodiscard]] int nodes() const;
+  [[nodiscard]] bool erases() const;
+  void draw(ProgramDraw& d, int position) const;
 };
+
+}  // namespace v0
+}  // namespace conveyor
+
+#include <conveyor/transforms/random_choice.hpp>
+#include <conveyor/transforms/random_order.hpp>
+
+namespace conveyor {
+inline namespace v0 {
+
+inline void RandomApply::validate() const {
+  detail::expect_probability(name, p);
+  detail::validate_inner(name, transforms);
+}
+
+inline int RandomApply::max_ops() const {
+  int n = 0;
+  for (const PixelTransform& t : transforms) n += std::visit([](const auto& x) { return x.max_ops(); }, t);
+  return n;
+}
+
+inline int RandomApply::nodes() const { return detail::container_nodes(transforms); }
+
+inline bool RandomApply::erases() const {
+  for (const PixelTransform& t : transforms)
+    if (detail::erases(t)) return true;
+  return false;
+}
+
+inline void RandomApply::draw(ProgramDraw& d, int position) const {
+  CounterRng rng = d.stream(position);
+  if (!applies(rng, p)) return;
+  const std::vector<int> at = detail::inner_positions(transforms, position);
+  for (std::size_t k = 0; k < transforms.size(); ++k)
+    std::visit([&](const auto& x) { x.draw(d, at[k]); }, transforms[k]);
+}
 
 }  // namespace v0
 }  // namespace conveyor

@@ -3,8 +3,9 @@
 /// The pixel transforms ImageAugment runs after its crop and flip, in the user's order: one type
 /// list, and the variant a list element is. A new transform is its file (program_draw.hpp says
 /// what it provides) plus its include and its line in `PixelTransforms`; nothing else names it.
-/// RandomApply, which holds a list of them, is defined in random_apply.hpp (transforms/program.hpp
-/// includes everything).
+/// RandomApply, RandomChoice and RandomOrder, which hold lists of them, are defined in
+/// random_apply.hpp, random_choice.hpp and random_order.hpp (transforms/program.hpp includes
+/// everything).
 
 #include <conveyor/config.hpp>
 #include <conveyor/transforms/auto_augment.hpp>
@@ -33,6 +34,8 @@ namespace conveyor {
 inline namespace v0 {
 
 struct RandomApply;
+struct RandomChoice;
+struct RandomOrder;
 
 template <class... Transforms>
 struct TransformList {
@@ -43,7 +46,7 @@ using PixelTransforms =
     TransformList<RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
                   RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                   GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
-                  RandomErasing, RandomApply>;
+                  RandomErasing, RandomApply, RandomChoice, RandomOrder>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;

@@ -1,0 +1,124 @@
+#pragma once
+/// @file
+/// torchvision.transforms.v2.RandomChoice(transforms, p=None): one of its transforms, picked with
+/// probability `p[k] / sum(p)` (`torch.multinomial(torch.tensor(p), 1)`; every one equally likely
+/// when `p` is empty). The pick comes from RandomChoice's own stream: a uniform one as an unbiased
+/// integer below the count, a weighted one as the first transform of positive weight whose
+/// cumulative normalised weight exceeds a uniform number in [0, 1) (torch's generator is not
+/// matched, its distribution is). Each inner transform keeps its own stream, at its own position
+/// (the ones after RandomChoice's), picked or not.
+///
+/// Erasing runs on the normalised output, after every other transform, and the others on the
+/// uint8 image before it: a choice between an erasing transform and one that does not erase has
+/// no single place in a torchvision pipeline, so the transforms either all erase (nothing but
+/// RandomErasing, nested ones counted) or none does.
+/// (random_apply.hpp says why the members are defined after the other containers.)
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/transforms/program_draw.hpp>
+#include <conveyor/transforms/registry.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+
+struct RandomChoice {
+  static constexpr const char* name = "RandomChoice";
+  std::vector<PixelTransform> transforms;
+  std::vector<double> p{};  ///< one weight per transform (normalised by their sum), or empty: uniform
+
+  void validate() const;
+  [[nodiscard]] int max_ops() const;
+  [[nodiscard]] int nodes() const;
+  [[nodiscard]] bool erases() const;
+  /// The index of the transform `rng` picks.
+  [[nodiscard]] std::size_t pick(CounterRng& rng) const;
+  void draw(ProgramDraw& d, int position) const;
+};
+
+}  // namespace v0
+}  // namespace conveyor
+
+#include <conveyor/transforms/random_apply.hpp>
+#include <conveyor/transforms/random_order.hpp>
+
+namespace conveyor {
+inline namespace v0 {
+
+inline void RandomChoice::validate() const {
+  static constexpr const char* erasing_rule =
+      "its transforms must all erase or none: erasing runs on the normalised output, after every other "
+      "transform, so a choice between erasing and another transform has no place in the pipeline";
+  detail::validate_inner(name, transforms);
+  detail::expect_transform(p.empty() || p.size() == transforms.size(), name,
+                           "p needs one weight per transform (" + std::to_string(transforms.size()) + "), got " +
+                               std::to_string(p.size()));
+  double total = 0.0;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    detail::expect_transform(std::isfinite(p[k]) && p[k] >= 0.0, name,
+                             "p[" + std::to_string(k) + "] must be finite and non negative, got " + detail::shown(p[k]));
+    total += p[k];
+  }
+  detail::expect_transform(p.empty() || (total > 0.0 && std::isfinite(total)), name,
+                           "p must have a positive, finite sum, got " + detail::shown(total));
+  // Each transform erases only, or not at all, and all of them alike.
+  const auto only_erases = [&](std::size_t k) {
+    detail::LeafCount n;
+    detail::count_leaves(transforms[k], n);
+    detail::expect_transform(n.erasing == 0 || n.other == 0, name,
+                             "transforms[" + std::to_string(k) + "] (" + detail::variant_name(transforms[k]) +
+                                 ") both erases and transforms the image; " + erasing_rule);
+    return n.erasing > 0;
+  };
+  const bool first = only_erases(0);
+  for (std::size_t k = 1; k < transforms.size(); ++k)
+    detail::expect_transform(only_erases(k) == first, name,
+                             "transforms[0] (" + std::string(detail::variant_name(transforms[0])) + ") " +
+                                 (first ? "erases" : "does not erase") + ", transforms[" + std::to_string(k) + "] (" +
+                                 detail::variant_name(transforms[k]) + ") " + (first ? "does not" : "does") + "; " +
+                                 erasing_rule);
+}
+
+inline int RandomChoice::max_ops() const {
+  int n = 0;
+  for (const PixelTransform& t : transforms) n = std::max(n, std::visit([](const auto& x) { return x.max_ops(); }, t));
+  return n;
+}
+
+inline int RandomChoice::nodes() const { return detail::container_nodes(transforms); }
+
+inline bool RandomChoice::erases() const {
+  return std::any_of(transforms.begin(), transforms.end(), [](const PixelTransform& t) { return detail::erases(t); });
+}
+
+inline std::size_t RandomChoice::pick(CounterRng& rng) const {
+  if (p.empty()) return static_cast<std::size_t>(rng.below(transforms.size()));
+  double total = 0.0;
+  for (const double w : p) total += w;
+  const double u = rng.uniform();
+  double cumulative = 0.0;
+  std::size_t last = 0;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    if (p[k] <= 0.0) continue;
+    cumulative += p[k] / total;
+    if (u < cumulative) return k;
+    last = k;
+  }
+  return last;  // the normalised weights summed, rounded, to no more than u
+}
+
+inline void RandomChoice::draw(ProgramDraw& d, int position) const {
+  CounterRng rng = d.stream(position);
+  const std::size_t k = pick(rng);
+  std::visit([&](const auto& x) { x.draw(d, detail::inner_positions(transforms, position)[k]); }, transforms[k]);
+}
+
+}  // namespace v0
+}  // namespace conveyor
