@@ -235,13 +235,15 @@ TEST_CASE("running a program allocates nothing once warm", "[ops][pixel][program
   const ops::OutputParams params = output(DType::f32, Layout::NCHW);
   ops::cpu::run_pixel_program(program, image.pixels.data(), 64, 48, params, out.data(), scratch);
   const auto* buffer = scratch.image.data();
-  const float *rows = scratch.blur.rows.data(), *acc = scratch.blur.acc.data();
-  REQUIRE((rows != nullptr && acc != nullptr));
+  const float *rows = scratch.blur.rows.data(), *weights = scratch.blur.weights.data();
+  const auto* lines = scratch.blur.lines.data();
+  REQUIRE((rows != nullptr && weights != nullptr && lines != nullptr));
   for (int k = 0; k < 3; ++k)
     ops::cpu::run_pixel_program(program, image.pixels.data(), 64, 48, params, out.data(), scratch);
   CHECK(scratch.image.data() == buffer);
   CHECK(scratch.blur.rows.data() == rows);
-  CHECK(scratch.blur.acc.data() == acc);
+  CHECK(scratch.blur.weights.data() == weights);
+  CHECK(scratch.blur.lines.data() == lines);
 }
 
 #ifdef CONVEYOR_TEST_CONTRACTED
