@@ -3,7 +3,8 @@
 # (architecture 90), build, run every gpu-labelled test, the same tests under compute-sanitizer
 # (memcheck, racecheck, synccheck; all but the real-photo tests and the ones that inject CUDA
 # failures; memcheck also over the arena test, whose photos are real), conveyor-bench's CPU and
-# CUDA checksums side by side, throughput against the PyTorch DataLoader and the hardware ceilings,
+# CUDA checksums side by side (also of issue 42's recipes), throughput against the PyTorch
+# DataLoader and the hardware ceilings, the recipes' cost against the plain crop,
 # the libtorch example against the machine's PyTorch, the distributed example where there are two
 # GPUs, and print a summary table last. Logs go to $OUT (or ./gpu-check-out).
 #
@@ -138,6 +139,21 @@ done
 # The pinned arena under failed decodes needs real photos, which the runs above leave out.
 step sanitize_memcheck_arena compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 "$tests" "[arena]"
 
+# The recipes' pixel programs (GaussianBlur's tiles among them) on both backends, bf16.
+for recipe in trivial color; do
+  data=$CONVEYOR_TEST_DATA/imagefolder
+  [ -d "$data" ] || { not_run "checksum_recipe_$recipe" "no folder $data"; continue; }
+  for device in cpu cuda; do
+    "$bench" --data "$data" --device "$device" --batch 5 --epochs 2 --dtype bf16 --checksum --workers 4 \
+      --recipe "$recipe" | grep '^checksum' > "$logs/checksum_${device}_recipe_$recipe.txt"
+  done
+  if [ -s "$logs/checksum_cpu_recipe_$recipe.txt" ] &&
+     cmp -s "$logs/checksum_cpu_recipe_$recipe.txt" "$logs/checksum_cuda_recipe_$recipe.txt"; then
+    result[checksum_recipe_$recipe]="pass ($(wc -l < "$logs/checksum_cpu_recipe_$recipe.txt") batches equal)"
+  else
+    result[checksum_recipe_$recipe]="FAIL"
+  fi
+done
 for data in examples/data/samples "$CONVEYOR_TEST_DATA/imagefolder"; do
   name=$(basename "$data")
   if [ ! -d "$data" ]; then
@@ -213,6 +229,23 @@ elif want perf; then
     else
       result[$name]="FAIL: $(tail -n 1 "$logs/$name.log")"
     fi
+  done
+  # Issue 42's recipes after the crop and flip (conveyor-bench --recipe: plain, trivial =
+  # TrivialAugmentWide + RandomErasing, color = that + ColorJitter, RandomGrayscale, GaussianBlur 23,
+  # RandomSolarize), decode auto, 16 workers, 3 epochs, interleaved 3 times; with the pixel-program
+  # kernel's device time a batch.
+  for rep in 1 2 3; do
+    for recipe in plain trivial color; do
+      name=recipe_${recipe}_$rep
+      if "$bench" --data "$inet" --device cuda --decode auto --workers 16 --batch 256 --epochs 3 --dtype bf16 \
+        --recipe "$recipe" --stats-json "$logs/$name.json" > "$logs/$name.log" 2>&1; then
+        kernel=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(round(1e6 * d["kernel_seconds"] / max(d["batches"], 1)))' \
+          "$logs/$name.json" 2> /dev/null)
+        result[$name]="$(tail -n 1 "$logs/$name.log"), kernel ${kernel:-?} us a batch"
+      else
+        result[$name]="FAIL: $(tail -n 1 "$logs/$name.log")"
+      fi
+    done
   done
   # The kernel against the copy ceiling, the seeds' serial loop, and a consumer with GPU work;
   # one core's decode: whole image, crop window, window at the DCT scale; wrapper cost; the
