@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -36,27 +35,7 @@ inline constexpr int max_transform_positions = 0x8000;
 }  // namespace detail
 
 /// torchvision's class name of `t`.
-[[nodiscard]] inline const char* transform_name(const PixelTransform& t) {
-  return std::visit([](const auto& x) -> const char* { return std::remove_cvref_t<decltype(x)>::name; }, t);
-}
-
-namespace detail {
-
-/// Calls `f(name, erases)` for every transform that holds no others in `transforms`, in order.
-template <class F>
-void for_each_leaf(std::span<const PixelTransform> transforms, F& f) {
-  for (const PixelTransform& t : transforms)
-    std::visit(
-        [&](const auto& x) {
-          if constexpr (requires { x.transforms; })
-            for_each_leaf(x.transforms, f);
-          else
-            f(std::remove_cvref_t<decltype(x)>::name, transform_erases(x));
-        },
-        t);
-}
-
-}  // namespace detail
+[[nodiscard]] inline const char* transform_name(const PixelTransform& t) { return detail::variant_name(t); }
 
 /// Checks `transforms` as ImageAugment runs them: each one's arguments, that no draw can need
 /// more than a program's ops, and that erasing comes last (it applies to the normalised output,

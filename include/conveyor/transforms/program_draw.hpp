@@ -207,17 +207,21 @@ template <class Transform>
   return n;
 }
 
-/// The position of each of a container's transforms, the container being at `position`: the
-/// ones after it, in order, each taking its own and its nested ones'.
+/// The position of a container's transform `k`, the container being at `position`: the ones after
+/// it, in order, each taking its own and its nested ones'.
 template <class Transform>
-[[nodiscard]] std::vector<int> inner_positions(const std::vector<Transform>& transforms, int position) {
-  std::vector<int> at(transforms.size());
-  int next = position + 1;
-  for (std::size_t k = 0; k < transforms.size(); ++k) {
-    at[k] = next;
-    next += std::visit([](const auto& x) { return transform_nodes(x); }, transforms[k]);
-  }
+[[nodiscard]] int inner_position(const std::vector<Transform>& transforms, int position, std::size_t k) {
+  int at = position + 1;
+  for (std::size_t j = 0; j < k; ++j) at += std::visit([](const auto& x) { return transform_nodes(x); }, transforms[j]);
   return at;
+}
+
+/// The most pixel ops `transforms` may draw when all of them run.
+template <class Transform>
+[[nodiscard]] int ops_of_all(const std::vector<Transform>& transforms) {
+  int n = 0;
+  for (const Transform& t : transforms) n += std::visit([](const auto& x) { return x.max_ops(); }, t);
+  return n;
 }
 
 /// Whether the transform `t` (a variant) erases.
@@ -226,21 +230,19 @@ template <class Transform>
   return std::visit([](const auto& x) { return transform_erases(x); }, t);
 }
 
-/// The transforms that hold no others in `t` (a variant), counted: those that erase, and the rest.
-struct LeafCount {
-  int erasing = 0;
-  int other = 0;
-};
-template <class Transform>
-void count_leaves(const Transform& t, LeafCount& n) {
-  std::visit(
-      [&](const auto& x) {
-        if constexpr (requires { x.transforms; })
-          for (const Transform& inner : x.transforms) count_leaves(inner, n);
-        else
-          ++(transform_erases(x) ? n.erasing : n.other);
-      },
-      t);
+/// Calls `f(name, erases)` for every transform that holds no others in `transforms` (a range of
+/// variants), in order.
+template <class Transforms, class F>
+void for_each_leaf(const Transforms& transforms, F& f) {
+  for (const auto& t : transforms)
+    std::visit(
+        [&](const auto& x) {
+          if constexpr (requires { x.transforms; })
+            for_each_leaf(x.transforms, f);
+          else
+            f(std::remove_cvref_t<decltype(x)>::name, transform_erases(x));
+        },
+        t);
 }
 
 /// The class name of `t` (a variant).

@@ -49,11 +49,7 @@ inline void RandomApply::validate() const {
   detail::validate_inner(name, transforms);
 }
 
-inline int RandomApply::max_ops() const {
-  int n = 0;
-  for (const PixelTransform& t : transforms) n += std::visit([](const auto& x) { return x.max_ops(); }, t);
-  return n;
-}
+inline int RandomApply::max_ops() const { return detail::ops_of_all(transforms); }
 
 inline int RandomApply::nodes() const { return detail::container_nodes(transforms); }
 
@@ -66,9 +62,14 @@ inline bool RandomApply::erases() const {
 inline void RandomApply::draw(ProgramDraw& d, int position) const {
   CounterRng rng = d.stream(position);
   if (!applies(rng, p)) return;
-  const std::vector<int> at = detail::inner_positions(transforms, position);
-  for (std::size_t k = 0; k < transforms.size(); ++k)
-    std::visit([&](const auto& x) { x.draw(d, at[k]); }, transforms[k]);
+  int next = position + 1;
+  for (const PixelTransform& t : transforms)
+    std::visit(
+        [&](const auto& x) {
+          x.draw(d, next);
+          next += detail::transform_nodes(x);
+        },
+        t);
 }
 
 }  // namespace v0

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -70,12 +71,13 @@ inline void RandomChoice::validate() const {
                            "p must have a positive, finite sum, got " + detail::shown(total));
   // Each transform erases only, or not at all, and all of them alike.
   const auto only_erases = [&](std::size_t k) {
-    detail::LeafCount n;
-    detail::count_leaves(transforms[k], n);
-    detail::expect_transform(n.erasing == 0 || n.other == 0, name,
+    int erasing = 0, other = 0;
+    auto count = [&](const char*, bool erases) { ++(erases ? erasing : other); };
+    detail::for_each_leaf(std::span(&transforms[k], 1), count);
+    detail::expect_transform(erasing == 0 || other == 0, name,
                              "transforms[" + std::to_string(k) + "] (" + detail::variant_name(transforms[k]) +
                                  ") both erases and transforms the image; " + erasing_rule);
-    return n.erasing > 0;
+    return erasing > 0;
   };
   const bool first = only_erases(0);
   for (std::size_t k = 1; k < transforms.size(); ++k)
@@ -117,7 +119,7 @@ inline std::size_t RandomChoice::pick(CounterRng& rng) const {
 inline void RandomChoice::draw(ProgramDraw& d, int position) const {
   CounterRng rng = d.stream(position);
   const std::size_t k = pick(rng);
-  std::visit([&](const auto& x) { x.draw(d, detail::inner_positions(transforms, position)[k]); }, transforms[k]);
+  std::visit([&](const auto& x) { x.draw(d, detail::inner_position(transforms, position, k)); }, transforms[k]);
 }
 
 }  // namespace v0

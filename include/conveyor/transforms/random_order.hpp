@@ -54,11 +54,7 @@ inline void RandomOrder::validate() const {
                                  "it cannot take a random place in the order");
 }
 
-inline int RandomOrder::max_ops() const {
-  int n = 0;
-  for (const PixelTransform& t : transforms) n += std::visit([](const auto& x) { return x.max_ops(); }, t);
-  return n;
-}
+inline int RandomOrder::max_ops() const { return detail::ops_of_all(transforms); }
 
 inline int RandomOrder::nodes() const { return detail::container_nodes(transforms); }
 
@@ -71,8 +67,8 @@ inline std::vector<std::size_t> RandomOrder::order(CounterRng& rng) const {
 
 inline void RandomOrder::draw(ProgramDraw& d, int position) const {
   CounterRng rng = d.stream(position);
-  const std::vector<int> at = detail::inner_positions(transforms, position);
-  for (const std::size_t k : order(rng)) std::visit([&](const auto& x) { x.draw(d, at[k]); }, transforms[k]);
+  for (const std::size_t k : order(rng))
+    std::visit([&](const auto& x) { x.draw(d, detail::inner_position(transforms, position, k)); }, transforms[k]);
 }
 
 }  // namespace v0
