@@ -77,14 +77,7 @@ inline void validate_transforms(std::span<const PixelTransform> transforms) {
                                                 std::uint64_t epoch, std::uint64_t index, int width, int height,
                                                 std::vector<DrawnCall>* calls = nullptr) {
   ProgramDraw d(seed, epoch, index, width, height, calls);
-  int position = 0;
-  for (const PixelTransform& t : transforms)
-    std::visit(
-        [&](const auto& x) {
-          x.draw(d, position);
-          position += detail::transform_nodes(x);
-        },
-        t);
+  detail::draw_in_order(transforms, d, 0);
   return d.program();
 }
 

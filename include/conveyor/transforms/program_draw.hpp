@@ -224,6 +224,19 @@ template <class Transform>
   return n;
 }
 
+/// Draws `transforms` (a range of variants) in order, the first at `position`, each after the
+/// positions of the one before and those it holds.
+template <class Transforms>
+void draw_in_order(const Transforms& transforms, ProgramDraw& d, int position) {
+  for (const auto& t : transforms)
+    std::visit(
+        [&](const auto& x) {
+          x.draw(d, position);
+          position += transform_nodes(x);
+        },
+        t);
+}
+
 /// Whether the transform `t` (a variant) erases.
 template <class Transform>
 [[nodiscard]] bool erases(const Transform& t) {

@@ -61,15 +61,7 @@ inline bool RandomApply::erases() const {
 
 inline void RandomApply::draw(ProgramDraw& d, int position) const {
   CounterRng rng = d.stream(position);
-  if (!applies(rng, p)) return;
-  int next = position + 1;
-  for (const PixelTransform& t : transforms)
-    std::visit(
-        [&](const auto& x) {
-          x.draw(d, next);
-          next += detail::transform_nodes(x);
-        },
-        t);
+  if (applies(rng, p)) detail::draw_in_order(transforms, d, position + 1);
 }
 
 }  // namespace v0
