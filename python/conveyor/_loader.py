@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, Generic, List, NamedTuple, Optional, Tup
 
 from . import _args
 from . import _conveyor
+from ._batch import batch_ops
 from ._open import open_dataset
 from ._transforms import ImageAugment, RawTensor
 
@@ -147,6 +148,12 @@ class Loader:
     "interpolated" (libjpeg-turbo's fancy upsampling, the closest to the CPU's pixels) or
     "replicated" (each chroma sample repeated; a third to a half of the stager's time a file, so the
     engines take more, within a wider tolerance: the README's exactness section).
+    batch_transform: what torchvision's reference scripts apply after the DataLoader, done to each
+    finished batch by the workers: a torchvision v2 (or conveyor.transforms) MixUp or CutMix with
+    num_classes, or a RandomChoice of them, drawn from (seed, epoch, batch number). The loop then
+    yields `(images, targets)`, targets float32 [N, num_classes] as torchvision's MixUp and CutMix
+    make them; `batches()` keeps the integer labels and what was drawn (`Batch.mix`). CPU loaders
+    only, for now.
     """
 
     def __init__(self, dataset: Union[_conveyor.Dataset, _args.PathLike], batch_size: int = 256,
@@ -154,7 +161,7 @@ class Loader:
                  workers: int = -1, prefetch: int = 3, drop_last: bool = False, on_error: str = "raise",
                  device: Any = "cpu", stream: Any = None, distributed: Union[bool, str, Tuple[int, int]] = False,
                  output: Optional[str] = None, shard_window: int = 0, decode: str = "cpu",
-                 gpu_share: Optional[float] = None, gpu_upsampling: str = "interpolated"):
+                 gpu_share: Optional[float] = None, gpu_upsampling: str = "interpolated", batch_transform: Any = None):
         who = "Loader"
         if isinstance(dataset, (str, bytes, os.PathLike)):
             dataset = open_dataset(dataset)
@@ -170,6 +177,7 @@ class Loader:
         self.shuffle = _args.flag(who, "shuffle", shuffle)
         self.seed = _args.integer(who, "seed", seed, 0)
         self.transform = transform
+        mixing = batch_ops(batch_transform)
         mode, rank, world = _distributed(distributed)
         index = _device_index(who, device, distributed)
         if index == _LOCAL_RANK_GPU:
@@ -181,7 +189,9 @@ class Loader:
             device=index, stream=_stream_handle(who, stream), distributed=mode, rank=rank, world_size=world,
             shard_window=_args.integer(who, "shard_window", shard_window, 0), decode=_args.text(who, "decode", decode),
             gpu_share=_args.optional_real(who, "gpu_share", gpu_share),
-            gpu_upsampling=_args.text(who, "gpu_upsampling", gpu_upsampling))
+            gpu_upsampling=_args.text(who, "gpu_upsampling", gpu_upsampling),
+            batch_ops=mixing[0] if mixing else [], batch_p=mixing[1] if mixing else [])
+        self.batch_transform = batch_transform
         self.decode = decode
         self._convert = self._converter(output, index != -1)
         self._next = (0, 0)  # (epoch, first batch) of the next loop
@@ -267,6 +277,8 @@ class Loader:
         return self._start(lambda batch: batch)
 
     def __iter__(self) -> "_Epoch[Tuple[Any, Any]]":
+        if self.batch_transform is not None:
+            return self._start(lambda batch: (self._convert(batch.images), self._convert(batch.targets)))
         return self._start(lambda batch: (self._convert(batch.images), self._convert(batch.labels)))
 
     def state_dict(self) -> Dict[str, Any]:

@@ -366,6 +366,29 @@ _PIXEL_TRANSFORMS = (RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Gray
                      RandomErasing, RandomApply, RandomChoice, RandomOrder)
 
 
+# Batch transforms, for Loader(batch_transform=...): they mix a finished batch, pairing sample i
+# with sample i - 1, and make the labels soft targets [N, num_classes]. RandomChoice picks one of
+# them per batch, as torchvision's reference recipe does.
+
+@dataclasses.dataclass
+class MixUp:
+    """Each image blended with the one before it: `lam * x + (1 - lam) * partner`, lam drawn from
+    Beta(alpha, alpha) per batch; the one-hot labels blended alike."""
+
+    alpha: float = 1.0
+    num_classes: Optional[int] = None
+
+
+@dataclasses.dataclass
+class CutMix:
+    """A box of each image replaced by the same box of the one before it (its side sqrt(1 - lam) of
+    the image's, lam drawn from Beta(alpha, alpha) per batch); the one-hot labels blended by the area
+    each keeps."""
+
+    alpha: float = 1.0
+    num_classes: Optional[int] = None
+
+
 # The rest of a pipeline, for Compose: the crop that gives every sample of a batch one size, what
 # conveyor's decode already gives (torchvision.io.decode_image's uint8 CHW tensor), the conversion
 # to float and the normalisation. ImageAugment.from_transforms reads them.
@@ -462,9 +485,9 @@ def native_list(who: str, transforms: Optional[Sequence[Any]]) -> List[_conveyor
 
 
 __all__ = [
-    "AutoAugment", "CenterCrop", "ColorJitter", "Compose", "DrawnCall", "GaussianBlur", "Grayscale", "Normalize",
-    "PILToTensor", "PixelTransform", "RandAugment", "RandomAdjustSharpness", "RandomAffine", "RandomApply",
-    "RandomAutocontrast", "RandomChoice", "RandomEqualize", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip",
-    "RandomInvert", "RandomOrder", "RandomPosterize", "RandomResizedCrop", "RandomRotation", "RandomSolarize",
-    "RandomVerticalFlip", "Resize", "ToDtype", "ToImage", "ToPureTensor", "TrivialAugmentWide",
+    "AutoAugment", "CenterCrop", "ColorJitter", "Compose", "CutMix", "DrawnCall", "GaussianBlur", "Grayscale", "MixUp",
+    "Normalize", "PILToTensor", "PixelTransform", "RandAugment", "RandomAdjustSharpness", "RandomAffine",
+    "RandomApply", "RandomAutocontrast", "RandomChoice", "RandomEqualize", "RandomErasing", "RandomGrayscale",
+    "RandomHorizontalFlip", "RandomInvert", "RandomOrder", "RandomPosterize", "RandomResizedCrop", "RandomRotation",
+    "RandomSolarize", "RandomVerticalFlip", "Resize", "ToDtype", "ToImage", "ToPureTensor", "TrivialAugmentWide",
 ]

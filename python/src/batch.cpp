@@ -3,11 +3,39 @@
 
 #include "batch.hpp"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 namespace conveyor_ext {
+
+namespace {
+
+/// What `ops` (("mixup" or "cutmix", alpha, num_classes), ...) with weights `p` draw for batch
+/// `batch` of `epoch` of images height x width: the Batch.mix tuple, for the draws' tests.
+Batch::Mix batch_mix_draw(const std::vector<std::tuple<std::string, double, std::int64_t>>& ops,
+                          const std::vector<double>& p, std::uint64_t seed, std::uint64_t epoch, std::uint64_t batch,
+                          std::int64_t height, std::int64_t width) {
+  const conveyor::MixGeometry g{conveyor::DType::f32, conveyor::Layout::NCHW, 3, height, width};
+  const conveyor::BatchTransform t(batch_ops(ops), p);
+  t.validate(g);
+  return Batch::mix_of(t.draw(seed, epoch, batch, g));
+}
+
+}  // namespace
+
+conveyor::BatchOp batch_op(const std::string& kind, double alpha, std::int64_t num_classes) {
+  if (kind == "mixup") return conveyor::MixUp{.alpha = alpha, .num_classes = num_classes};
+  if (kind == "cutmix") return conveyor::CutMix{.alpha = alpha, .num_classes = num_classes};
+  throw conveyor::ConfigError("unknown batch transform '" + kind + "' (mixup or cutmix)");
+}
+
+std::vector<conveyor::BatchOp> batch_ops(const std::vector<std::tuple<std::string, double, std::int64_t>>& ops) {
+  std::vector<conveyor::BatchOp> out;
+  for (const auto& [kind, alpha, classes] : ops) out.push_back(batch_op(kind, alpha, classes));
+  return out;
+}
 
 std::tuple<int, int> Tensor::dlpack_device() const {
   const conveyor::Device d = view().device;
@@ -59,11 +87,19 @@ void bind_batches(nb::module_& m) {
                     "One batch as Loader.batches() yields it: its images and labels as Tensors, the dataset index "
                     "of each sample, the epoch and the batch's number in it; len() is its sample count.")
       .def_prop_ro("images", &Batch::images, "The images, [N, 3, H, W] or [N, H, W, 3] (or RawTensor's shape).")
-      .def_prop_ro("labels", &Batch::labels, "The labels, int64 [N].")
+      .def_prop_ro("labels", &Batch::labels, "The labels, int64 [N] (as the dataset gave them, also when mixed).")
+      .def_prop_ro("targets", &Batch::targets,
+                   "With a batch_transform: the soft targets, float32 [N, num_classes], a copy of their own.")
+      .def_prop_ro("mix", &Batch::mix,
+                   "With a batch_transform, what it drew for this batch: (op, lam, label_lam, (x1, y1, x2, y2)), op "
+                   "'MixUp' or 'CutMix'; sample i is mixed with sample i - 1 (the first with the last), its label "
+                   "weighing label_lam. (None, 1.0, 1.0, (0, 0, 0, 0)) without one.")
       .def_prop_ro("indices", &Batch::indices, "The dataset index of each sample.")
       .def_prop_ro("epoch", &Batch::epoch, "The epoch the batch belongs to.")
       .def_prop_ro("number", &Batch::number, "The batch's position in its epoch, from 0.")
       .def("__len__", &Batch::size);
+  m.def("batch_mix_draw", &batch_mix_draw, "ops"_a, "p"_a, "seed"_a, "epoch"_a, "batch"_a, "height"_a, "width"_a,
+        "What a batch transform draws for one batch (Batch.mix's tuple): for the draws' tests.");
 }
 
 }  // namespace conveyor_ext

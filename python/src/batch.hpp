@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -25,7 +26,9 @@ class Tensor {
   Tensor(conveyor::Batch batch, conveyor::BatchTensor which) : batch_(std::move(batch)), which_(which) {}
 
   [[nodiscard]] const conveyor::TensorView& view() const {
-    return which_ == conveyor::BatchTensor::images ? batch_.images() : batch_.labels();
+    return which_ == conveyor::BatchTensor::images   ? batch_.images()
+           : which_ == conveyor::BatchTensor::labels ? batch_.labels()
+                                                     : batch_.targets();
   }
   [[nodiscard]] std::tuple<int, int> dlpack_device() const;
   [[nodiscard]] std::vector<std::int64_t> shape() const {
@@ -48,6 +51,21 @@ class Batch {
   explicit Batch(conveyor::Batch b) : b_(std::move(b)) {}
   [[nodiscard]] Tensor images() const { return {b_, conveyor::BatchTensor::images}; }
   [[nodiscard]] Tensor labels() const { return {b_, conveyor::BatchTensor::labels}; }
+  /// The soft targets; the loader has a batch transform.
+  [[nodiscard]] Tensor targets() const {
+    if (!b_.targets().data) throw conveyor::ConfigError("Batch.targets: the Loader has no batch_transform");
+    return {b_, conveyor::BatchTensor::targets};
+  }
+  /// (op, lam, label_lam, (x1, y1, x2, y2)); op is None without a batch transform.
+  using Mix = std::tuple<std::optional<std::string>, double, double,
+                         std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>>;
+  [[nodiscard]] Mix mix() const { return mix_of(b_.mix()); }
+  [[nodiscard]] static Mix mix_of(const conveyor::BatchMix& m) {
+    std::optional<std::string> op;
+    if (m.kind == conveyor::BatchMix::Kind::mixup) op = "MixUp";
+    if (m.kind == conveyor::BatchMix::Kind::cutmix) op = "CutMix";
+    return {op, double(m.lam), m.label_lam, {m.x1, m.y1, m.x2, m.y2}};
+  }
   [[nodiscard]] std::vector<std::int64_t> indices() const { return {b_.indices().begin(), b_.indices().end()}; }
   [[nodiscard]] std::size_t size() const { return b_.size(); }
   [[nodiscard]] std::uint64_t epoch() const { return b_.epoch(); }
@@ -56,5 +74,10 @@ class Batch {
  private:
   conveyor::Batch b_;
 };
+
+/// The C++ batch transform of the package's ("mixup" or "cutmix", alpha, num_classes) tuples.
+/// @throws ConfigError for another kind.
+conveyor::BatchOp batch_op(const std::string& kind, double alpha, std::int64_t num_classes);
+std::vector<conveyor::BatchOp> batch_ops(const std::vector<std::tuple<std::string, double, std::int64_t>>& ops);
 
 }  // namespace conveyor_ext

@@ -153,7 +153,8 @@ class Loader {
          int workers, std::size_t prefetch, bool drop_last, const std::string& on_error, int device,
          std::uintptr_t stream, const std::string& distributed, std::optional<std::uint64_t> rank,
          std::optional<std::uint64_t> world_size, std::uint64_t shard_window, const std::string& decode,
-         std::optional<double> gpu_share, const std::string& gpu_upsampling)
+         std::optional<double> gpu_share, const std::string& gpu_upsampling,
+         const std::vector<std::tuple<std::string, double, std::int64_t>>& mixing_ops, const std::vector<double>& batch_p)
       : core_(std::make_shared<Core>()) {
     conveyor::PipelineOptions o;
     o.batch_size = batch_size;
@@ -170,6 +171,7 @@ class Loader {
     else
       throw conveyor::ConfigError("Loader: on_error must be 'raise' or 'skip', got '" + on_error + "'");
     set_decode(o, "Loader", decode, gpu_share, gpu_upsampling);
+    if (!mixing_ops.empty()) o.batch_transform = conveyor::BatchTransform(batch_ops(mixing_ops), batch_p);
     conveyor::AnyDataset data = dataset.use();
     const std::uint64_t n = data.size();
     std::optional<conveyor::AnySampler> sampler;
@@ -266,10 +268,11 @@ void bind_loader(nb::module_& m) {
   nb::class_<Loader>(m, "Loader")
       .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, bool, const std::string&,
                     int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
-                    std::uint64_t, const std::string&, std::optional<double>, const std::string&>(),
+                    std::uint64_t, const std::string&, std::optional<double>, const std::string&,
+                    const std::vector<std::tuple<std::string, double, std::int64_t>>&, const std::vector<double>&>(),
            "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "drop_last"_a,
            "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a,
-           "decode"_a, "gpu_share"_a, "gpu_upsampling"_a)
+           "decode"_a, "gpu_share"_a, "gpu_upsampling"_a, "batch_ops"_a, "batch_p"_a)
       .def("set_gpu_share", &Loader::set_gpu_share, "share"_a)
       .def("prometheus", &Loader::prometheus, "labels"_a)
       .def("batches_per_epoch", &Loader::batches_per_epoch)

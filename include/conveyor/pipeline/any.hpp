@@ -26,6 +26,7 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -128,6 +129,9 @@ class AnyTransform {
     t_->apply(ctx, in, out, *ws.held);
   }
   [[nodiscard]] std::span<const std::string_view> stage_names() const { return t_->stage_names(); }
+  /// The held transform's image layout (ImageAugment's `layout`), for a batch transform; none for
+  /// samples that are not images.
+  [[nodiscard]] std::optional<Layout> image_layout() const { return t_->image_layout(); }
   /// The held transform's device work: its own, or its finished samples copied.
   [[nodiscard]] DeviceWork device_work() const { return t_->device_work(); }
   /// The held transform's `stage`; only called when its device work stages samples.
@@ -144,6 +148,7 @@ class AnyTransform {
     virtual void validate() const = 0;
     virtual void apply(const SampleContext&, std::span<const std::byte>, std::span<std::byte>, WorkspaceBase&) const = 0;
     virtual std::span<const std::string_view> stage_names() const = 0;
+    virtual std::optional<Layout> image_layout() const = 0;
     virtual DeviceWork device_work() const = 0;
     virtual ops::SamplePlan stage(const SampleContext&, std::span<const std::byte>, StagingArea&, WorkspaceBase&) const = 0;
   };
@@ -170,6 +175,12 @@ class AnyTransform {
         return t.stage_names();
       else
         return {};
+    }
+    std::optional<Layout> image_layout() const override {
+      if constexpr (requires { Layout{t.layout}; })
+        return t.layout;
+      else
+        return std::nullopt;
     }
     DeviceWork device_work() const override { return device_work_of(t); }
     ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> in, StagingArea& area,

@@ -3,6 +3,7 @@
 /// `Batch`: one batch handed out by a `BatchPipeline`.
 
 #include <conveyor/config.hpp>
+#include <conveyor/batch/batch_mix.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/device/backend.hpp>
@@ -56,7 +57,7 @@ class LabelsCopy {
 
 namespace detail {
 Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint64_t number, const SampleSpec& spec,
-                 void* images, std::int64_t* labels, Device device);
+                 void* images, std::int64_t* labels, Device device, std::int64_t num_classes);
 }  // namespace detail
 
 /// A batch of images (or raw tensors), their labels and dataset indices.
@@ -90,8 +91,14 @@ class Batch {
   /// The images: [N, 3, H, W] (NCHW) or [N, H, W, 3] (NHWC) of the transform's dtype; device
   /// memory (ready in order on the pipeline's stream) for a device pipeline, host memory otherwise.
   [[nodiscard]] const TensorView& images() const noexcept { return d_.images; }
-  /// The labels: [N] int64, where the images are.
+  /// The labels: [N] int64, where the images are (as the dataset gave them, also when mixed).
   [[nodiscard]] const TensorView& labels() const noexcept { return d_.labels; }
+  /// With a batch transform: the soft targets [N, num_classes] float32 (host memory), what
+  /// torchvision's MixUp and CutMix make of the labels; otherwise an empty view (no data).
+  [[nodiscard]] const TensorView& targets() const noexcept { return d_.targets; }
+  /// With a batch transform: what it drew for this batch (which op, lambda, CutMix's box; sample i
+  /// is mixed with `BatchMix::partner(i, size())`); otherwise `Kind::none`.
+  [[nodiscard]] const BatchMix& mix() const noexcept { return d_.mix; }
   /// The labels copied into memory of their own, which does not hold the batch's slot, for labels
   /// kept past the batch. A device batch's copy is made in order on `stream` (a `cudaStream_t` of
   /// its device; nullptr: the pipeline's stream), which is handed the batch first as by
@@ -131,11 +138,13 @@ class Batch {
 
  private:
   friend Batch detail::make_batch(std::shared_ptr<detail::Ring>, std::size_t, std::uint64_t, const SampleSpec&, void*,
-                                  std::int64_t*, Device);
+                                  std::int64_t*, Device, std::int64_t);
 
   struct Data {
     TensorView images{};
     TensorView labels{};
+    TensorView targets{};
+    BatchMix mix{};
     const std::int64_t* indices = nullptr;
     std::span<const SkippedSample> skipped{};
     std::size_t size = 0;
@@ -153,10 +162,10 @@ class Batch {
 namespace detail {
 
 /// The Batch of `slot` (batch `number` of its epoch; the slot holds its count, indices and skip
-/// records): images of `spec` per sample at `images`, int64 labels at `labels`, both on `device`.
-/// The Batch takes the slot's first hold.
+/// records): images of `spec` per sample at `images`, int64 labels at `labels`, both on `device`,
+/// and with `num_classes` > 0 the slot's soft targets and mix. The Batch takes the slot's first hold.
 inline Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint64_t number, const SampleSpec& spec,
-                        void* images, std::int64_t* labels, Device device) {
+                        void* images, std::int64_t* labels, Device device, std::int64_t num_classes) {
   const Slot& s = ring->slots[slot];
   const auto count = static_cast<std::int64_t>(s.count);
   std::array<std::int64_t, TensorView::max_rank> shape{count};
@@ -164,6 +173,11 @@ inline Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint6
   Batch b;
   b.d_.images = TensorView::contiguous(images, spec.dtype, std::span(shape.data(), std::size_t(spec.rank) + 1), device);
   b.d_.labels = TensorView::contiguous(labels, DType::i64, {count}, device);
+  if (num_classes > 0) {
+    const std::array<std::int64_t, 2> targets{count, num_classes};
+    b.d_.targets = TensorView::contiguous(ring->slots[slot].targets.data(), DType::f32, targets, device);
+    b.d_.mix = s.mix;
+  }
   b.d_.indices = s.indices.data();
   b.d_.skipped = s.skipped;
   b.d_.size = s.count;

@@ -14,6 +14,7 @@
 #include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/device/work.hpp>
 #include <conveyor/pipeline/batch.hpp>
+#include <conveyor/pipeline/detail/batch_mixing.hpp>
 #include <conveyor/pipeline/detail/device_feeder.hpp>
 #include <conveyor/pipeline/detail/offload.hpp>
 #include <conveyor/pipeline/detail/ring.hpp>
@@ -273,6 +274,12 @@ class BatchPipeline {
     if (o_.workers == -1) o_.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     spec_ = transform_.sample_spec();
     const bool on_device = o_.device != cpu_device;
+    if (o_.batch_transform) {
+      if (on_device)
+        throw ConfigError("BatchPipeline: batch_transform runs on the CPU backend (device = -1) in this version; a "
+                          "device pipeline cannot mix batches yet");
+      mixing_.emplace(*o_.batch_transform, detail::mix_geometry(transform_, spec_), o_.seed, o_.workers);
+    }
     ring_ = std::make_shared<detail::Ring>(o_.prefetch, o_.batch_size, spec_, !on_device);
     DeviceWork work;
     if (on_device) {
@@ -280,8 +287,10 @@ class BatchPipeline {
       work = device_work_of(transform_);
       make_device(work);
     }
+    if (mixing_) mixing_->reserve(*ring_, o_.batch_size);
     const bool staged = work.placement == DeviceWork::Placement::staged;
-    schedule_.emplace(*ring_, o_.batch_size, o_.drop_last, layout_.data_bytes(), staged ? work.reserve : 0);
+    schedule_.emplace(*ring_, o_.batch_size, o_.drop_last, layout_.data_bytes(), staged ? work.reserve : 0,
+                      mixing_.has_value());
     prep_.emplace(*dataset_, transform_, o_, layout_, work.placement, offload_);
     gpu_share_ = offload_ ? detail::first_gpu_share(o_) : 0.0;
     if (on_device) feeder_.emplace(*ring_, *schedule_, layout_, staged ? 0 : spec_.bytes());
@@ -331,15 +340,36 @@ class BatchPipeline {
     }
   }
 
-  /// Takes the next task, prepares it without the lock, and records how it ended.
+  /// Takes the next task, prepares it (or mixes its chunk) without the lock, and records how it
+  /// ended; the task that finishes a batch to be mixed also cuts it into chunks.
   void run_task(std::unique_lock<std::mutex>& lock, typename Prep::Worker& w) {
     const detail::Task t = schedule_->take();
-    const std::uint64_t index = schedule_->index(t), epoch = schedule_->epoch();
-    const double share = gpu_share_;
-    lock.unlock();
-    detail::TaskOutcome out = prep_->run(t, index, epoch, ring_->slots[t.slot], ring_->device.get(), w, share);
+    detail::Slot& slot = ring_->slots[t.slot];
+    detail::TaskOutcome out;
+    if (t.mix) {
+      lock.unlock();
+      mixing_->mix(slot, t.pos);
+    } else {
+      const std::uint64_t index = schedule_->index(t), epoch = schedule_->epoch();
+      const double share = gpu_share_;
+      lock.unlock();
+      out = prep_->run(t, index, epoch, slot, ring_->device.get(), w, share);
+    }
     lock.lock();
     if (schedule_->finish(t, std::move(out))) ring_->done.notify_all();
+    if (!schedule_->needs_cut(t)) return;
+    lock.unlock();
+    std::size_t chunks = 0;
+    std::exception_ptr error;
+    try {
+      chunks = mixing_->cut(slot);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    schedule_->cut(t, chunks, std::move(error));
+    ring_->work.notify_all();
+    ring_->done.notify_all();
   }
 
   // --- the consumer's side ---------------------------------------------------------------------------
@@ -356,7 +386,7 @@ class BatchPipeline {
         // No worker threads: the consumer prepares the batch itself, in position order (then, on a
         // device, waits for the stager to submit it).
         while (!ready()) {
-          if (!schedule_->task_available() || schedule_->next_batch() > k)
+          if (!schedule_->task_available() || (schedule_->next_batch() > k && schedule_->mix_task() < 0))
             ring_->done.wait(lock);  // the stager, or a kept Batch's release
           else
             run_task(lock, *workers_[0]);
@@ -392,8 +422,9 @@ class BatchPipeline {
     delivered_.images += s.count;
     delivered_.last_out = std::chrono::steady_clock::now();
     if (ring_->device)
-      return detail::make_batch(ring_, slot, k, spec_, ring_->device->output(slot), ring_->device->labels(slot), device_);
-    return detail::make_batch(ring_, slot, k, spec_, s.images.data(), s.labels.data(), device_);
+      return detail::make_batch(ring_, slot, k, spec_, ring_->device->output(slot), ring_->device->labels(slot), device_, 0);
+    return detail::make_batch(ring_, slot, k, spec_, s.images.data(), s.labels.data(), device_,
+                              mixing_ ? mixing_->num_classes() : 0);
   }
 
   bool wait_ready(std::uint64_t k, std::chrono::nanoseconds timeout) {
@@ -419,6 +450,7 @@ class BatchPipeline {
   std::shared_ptr<detail::Ring> ring_;
   SlotLayout layout_{};
   Device device_{};
+  std::optional<detail::BatchMixing> mixing_;  // with a batch transform
   std::optional<detail::Schedule> schedule_;
   std::optional<Prep> prep_;
   std::optional<detail::DeviceFeeder> feeder_;  // on a device

@@ -26,24 +26,28 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <vector>
 
 namespace conveyor {
 inline namespace v0 {
 
 /// Which tensor of a batch.
-enum class BatchTensor : std::uint8_t { images, labels };
+enum class BatchTensor : std::uint8_t { images, labels, targets };
 
 namespace detail {
 
 /// One exported tensor: the DLPack struct, its shape and strides, and what owns its memory until
 /// the consumer calls the deleter: a copy of the Batch (images: the slot is not reused meanwhile)
-/// or a copy of the labels (which holds no slot).
+/// or a copy of the labels or soft targets (which holds no slot).
 struct DlpackExport {
   DLManagedTensor managed{};
   std::array<std::int64_t, TensorView::max_rank> shape{};
   std::array<std::int64_t, TensorView::max_rank> strides{};
   Batch batch;
   LabelsCopy labels;
+  std::vector<float> targets;
+  TensorView targets_view{};
 };
 
 [[nodiscard]] inline DLDataType dlpack_dtype(DType t) {
@@ -65,7 +69,7 @@ struct DlpackExport {
 /// its slot is not refilled until the tensor's deleter runs (libtorch runs it when the last
 /// `at::Tensor` made from it dies), even after the loop has advanced. Labels are copied
 /// (`Batch::copy_labels`, on `stream`): the tensor holds no slot, so labels kept for every batch
-/// (an evaluation loop's targets) never stall the pipeline.
+/// (an evaluation loop's targets) never stall the pipeline; so are a batch transform's soft targets.
 /// @throws ConfigError for an empty batch; CudaError when the device work cannot be queued; Error
 ///         for more streams per batch than the backend records.
 [[nodiscard]] inline DLManagedTensor* to_dlpack(const Batch& batch, BatchTensor which = BatchTensor::images,
@@ -75,10 +79,18 @@ struct DlpackExport {
   if (which == BatchTensor::images) {
     batch.wait_async(stream);
     e->batch = batch;
-  } else {
+  } else if (which == BatchTensor::labels) {
     e->labels = batch.copy_labels(stream);
+  } else {
+    const TensorView& t = batch.targets();
+    CONVEYOR_EXPECTS(t.data != nullptr, "to_dlpack: the batch has no soft targets (the pipeline has no batch_transform)");
+    const auto* first = static_cast<const float*>(t.data);
+    e->targets.assign(first, first + t.shape[0] * t.shape[1]);
+    e->targets_view = TensorView::contiguous(e->targets.data(), DType::f32, std::span(t.shape.data(), 2), t.device);
   }
-  const TensorView& v = which == BatchTensor::images ? e->batch.images() : e->labels.view();
+  const TensorView& v = which == BatchTensor::images   ? e->batch.images()
+                        : which == BatchTensor::labels ? e->labels.view()
+                                                       : e->targets_view;
   e->shape = v.shape;
   e->strides = v.strides;
   DLTensor& t = e->managed.dl_tensor;

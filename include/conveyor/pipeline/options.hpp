@@ -3,6 +3,7 @@
 /// `BatchPipeline`'s options, and what it records about skipped samples.
 
 #include <conveyor/config.hpp>
+#include <conveyor/batch/batch_transform.hpp>
 #include <conveyor/core/error.hpp>
 
 #include <cstddef>
@@ -103,6 +104,11 @@ struct PipelineOptions {
   /// The device decoder's chroma upsampling, within the tolerance README's exactness table states
   /// for each.
   ChromaUpsampling gpu_upsampling = ChromaUpsampling::interpolated;
+  /// What is done to each finished batch: MixUp, CutMix or a choice of them (torchvision's
+  /// `v2.RandomChoice([MixUp(...), CutMix(...)])` after the DataLoader), drawn from (seed, epoch,
+  /// batch number); the batch's `targets()` are then float32 soft targets [N, num_classes]. On the
+  /// CPU backend, split over the workers.
+  std::optional<BatchTransform> batch_transform{};
 };
 
 /// A sample the pipeline replaced under `OnError::skip`.

@@ -5,10 +5,15 @@
 ///   free --worker claims--> filling --last sample--> filled --(device: stager uploads, launches)-->
 ///   ready --iterator--> handed --last Batch dies--> free
 ///
+/// With a batch transform on the CPU backend, the last sample leaves the slot `mixing` instead of
+/// ready: the worker that finished it draws the batch's mix and cuts the batch into chunks, which
+/// workers mix (pipeline/detail/batch_mixing.hpp); the last chunk leaves it ready.
+///
 /// Batches claim free slots in order and are handed out in order, whatever order the workers
 /// finish in. The ring outlives its pipeline while any `Batch` still holds a slot.
 
 #include <conveyor/config.hpp>
+#include <conveyor/batch/batch_mix.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/device/backend.hpp>
 #include <conveyor/device/staging.hpp>
@@ -28,13 +33,19 @@ namespace conveyor {
 inline namespace v0 {
 namespace detail {
 
-enum class SlotState : std::uint8_t { free, filling, filled, ready, handed };
+enum class SlotState : std::uint8_t { free, filling, filled, mixing, ready, handed };
 
 struct Slot {
   HostBuffer images;  // the CPU backend's output; the device backend uses its arenas instead
   ArenaAllocator arena;  // the device arena's data section, for staged samples
   std::vector<std::int64_t> labels;
   std::vector<std::int64_t> indices;
+  std::vector<float> targets;  // with a batch transform: [batch_size, num_classes] soft targets
+  std::vector<std::byte> boundaries;  // with a batch transform: each chunk's first partner, unmixed
+  BatchMix mix{};                      // the batch's draw
+  std::size_t mix_chunks = 0;          // chunks of the batch to mix (0: not cut yet)
+  std::size_t mix_next = 0;            // the next chunk a worker takes
+  std::size_t mix_pending = 0;         // chunks not mixed yet
   std::vector<SkippedSample> skipped;
   std::vector<std::size_t> skipped_pos;  // batch position of each skipped sample, ascending
   SlotState state = SlotState::free;
@@ -70,7 +81,9 @@ struct Ring {
 
   [[nodiscard]] std::size_t host_bytes() const noexcept {
     std::size_t n = 0;
-    for (const Slot& s : slots) n += s.images.size() + (s.labels.size() + s.indices.size()) * sizeof(std::int64_t);
+    for (const Slot& s : slots)
+      n += s.images.size() + (s.labels.size() + s.indices.size()) * sizeof(std::int64_t) +
+           s.targets.size() * sizeof(float) + s.boundaries.size();
     return n;
   }
 

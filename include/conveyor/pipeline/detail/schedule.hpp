@@ -27,11 +27,13 @@ namespace detail {
   return drop_last ? samples / batch_size : (samples + batch_size - 1) / batch_size;
 }
 
-/// One sample to prepare: position `pos` of batch `batch`, which fills slot `slot`.
+/// One sample to prepare: position `pos` of batch `batch`, which fills slot `slot`; or, with `mix`,
+/// chunk `pos` of that batch to mix.
 struct Task {
   std::uint64_t batch = 0;
   std::size_t pos = 0;
   std::size_t slot = 0;
+  bool mix = false;
 };
 
 /// How a task ended: a failure to raise at its batch, or the replacement that took its place.
@@ -43,15 +45,19 @@ struct TaskOutcome {
 class Schedule {
  public:
   /// `arena_reserve`: bytes each sample is guaranteed in a device slot's data section, which
-  /// `data_bytes` long (both 0 on the CPU backend).
-  Schedule(Ring& ring, std::size_t batch_size, bool drop_last, std::size_t data_bytes, std::size_t arena_reserve)
-      : ring_(ring), batch_size_(batch_size), drop_last_(drop_last), data_bytes_(data_bytes), reserve_(arena_reserve) {}
+  /// `data_bytes` long (both 0 on the CPU backend). `mixes`: a batch transform mixes each batch once
+  /// its samples are prepared (the CPU backend's).
+  Schedule(Ring& ring, std::size_t batch_size, bool drop_last, std::size_t data_bytes, std::size_t arena_reserve,
+           bool mixes = false)
+      : ring_(ring), batch_size_(batch_size), drop_last_(drop_last), data_bytes_(data_bytes), reserve_(arena_reserve),
+        mixes_(mixes) {}
 
   /// Starts epoch `epoch` over `order` at batch `first` (at most the epoch's end); returns it.
   std::uint64_t start(std::vector<std::uint64_t> order, std::uint64_t epoch, std::uint64_t first) {
     order_ = std::move(order);
     batches_ = batches_in(order_.size(), batch_size_, drop_last_);
     live_ = true;
+    stopped_ = false;
     epoch_ = epoch;
     next_batch_ = next_stage_ = std::min(first, batches_);
     next_pos_ = 0;
@@ -61,11 +67,13 @@ class Schedule {
   void stop() noexcept {
     next_batch_ = next_stage_ = batches_;
     next_pos_ = 0;
+    stopped_ = true;
   }
   /// Once nothing is in flight: drops the batches not handed out, and ends the epoch.
   void end() noexcept {
     for (Slot& s : ring_.slots)
-      if (s.state == SlotState::filling || s.state == SlotState::filled || s.state == SlotState::ready)
+      if (s.state == SlotState::filling || s.state == SlotState::filled || s.state == SlotState::mixing ||
+          s.state == SlotState::ready)
         s.state = SlotState::free;
     live_ = false;
   }
@@ -90,12 +98,31 @@ class Schedule {
   }
 
   [[nodiscard]] bool task_available() const noexcept {
+    if (mix_task() >= 0) return true;
     if (!live_ || next_batch_ >= batches_) return false;
     return next_pos_ > 0 || find(SlotState::free) >= 0;
   }
+  /// The slot of the earliest batch with a chunk to mix, or -1.
+  [[nodiscard]] int mix_task() const noexcept {
+    if (!live_ || stopped_) return -1;
+    int best = -1;
+    for (std::size_t i = 0; i < ring_.slots.size(); ++i) {
+      const Slot& s = ring_.slots[i];
+      if (s.state == SlotState::mixing && s.mix_next < s.mix_chunks &&
+          (best < 0 || s.batch < ring_.slots[std::size_t(best)].batch))
+        best = static_cast<int>(i);
+    }
+    return best;
+  }
 
-  /// The next task; its batch's first claims a free slot. Only when `task_available()`.
+  /// The next task: a chunk to mix first (its batch is otherwise done), else the next sample, whose
+  /// batch's first claims a free slot. Only when `task_available()`.
   Task take() {
+    if (const int m = mix_task(); m >= 0) {
+      Slot& s = ring_.slots[std::size_t(m)];
+      ++in_flight_;
+      return Task{s.batch, s.mix_next++, std::size_t(m), true};
+    }
     if (next_pos_ == 0) filling_ = static_cast<std::size_t>(find(SlotState::free));
     Slot& s = ring_.slots[filling_];
     if (next_pos_ == 0) {
@@ -118,9 +145,15 @@ class Schedule {
   }
 
   /// Records how `t` ended; its batch's last task leaves the slot filled (a device's, for the
-  /// stager) or ready. Returns whether waiters should hear of it.
+  /// stager), mixing (`needs_cut`: the task stays in flight until `cut`) or ready. Returns whether
+  /// waiters should hear of it.
   bool finish(const Task& t, TaskOutcome&& out) {
     Slot& s = ring_.slots[t.slot];
+    if (t.mix) {
+      --in_flight_;
+      if (--s.mix_pending == 0) s.state = SlotState::ready;
+      return s.mix_pending == 0 || in_flight_ == 0;
+    }
     if (out.error && (!s.error || t.pos < s.error_pos)) {
       s.error = out.error;
       s.error_pos = t.pos;
@@ -130,9 +163,35 @@ class Schedule {
       s.skipped.insert(s.skipped.begin() + (at - s.skipped_pos.begin()), std::move(*out.skipped));
       s.skipped_pos.insert(at, t.pos);
     }
+    if (--s.pending == 0 && mixes_ && !s.error) {
+      s.state = SlotState::mixing;
+      s.mix_chunks = s.mix_next = s.mix_pending = 0;
+      return false;
+    }
     --in_flight_;
-    if (--s.pending == 0) s.state = ring_.device ? SlotState::filled : SlotState::ready;
+    if (s.pending == 0) s.state = ring_.device ? SlotState::filled : SlotState::ready;
     return s.pending == 0 || in_flight_ == 0;
+  }
+
+  /// Whether `t`, just finished, left its batch to be cut into chunks by the caller.
+  [[nodiscard]] bool needs_cut(const Task& t) const noexcept {
+    const Slot& s = ring_.slots[t.slot];
+    return !t.mix && s.state == SlotState::mixing && s.mix_chunks == 0;
+  }
+  /// The caller of a `needs_cut` task has cut its batch into `chunks` (0, or `error`: the batch
+  /// fails at its turn), which ends the task.
+  void cut(const Task& t, std::size_t chunks, std::exception_ptr error) {
+    Slot& s = ring_.slots[t.slot];
+    --in_flight_;
+    if (error && !s.error) {
+      s.error = std::move(error);
+      s.error_pos = 0;
+    }
+    if (s.error || chunks == 0) {
+      s.state = SlotState::ready;
+      return;
+    }
+    s.mix_chunks = s.mix_pending = chunks;
   }
 
   /// The slot of the batch the stager submits next, when it is filled, or -1.
@@ -149,7 +208,9 @@ class Schedule {
   const std::size_t batch_size_;
   const bool drop_last_;
   const std::size_t data_bytes_, reserve_;
+  const bool mixes_;
   bool live_ = false;
+  bool stopped_ = false;  // the loop ended early: no chunk is mixed any more
   std::uint64_t epoch_ = 0;  // the live epoch's
   std::vector<std::uint64_t> order_;
   std::uint64_t batches_ = 0;

@@ -1,0 +1,43 @@
+#pragma once
+/// @file
+/// What a batch transform drew for one batch (`BatchMix`), and the batch's images as a batch
+/// transform sees them (`MixGeometry`). Both MixUp and CutMix pair sample i with sample i - 1 (the
+/// first with the last), as torchvision's `roll(1, 0)` does.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/tensor.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// One batch's draw. `Batch::mix()` gives it, so a user can build targets of their own: sample i
+/// is mixed with `partner(i)`, its label weighs `label_lam` and the partner's `1 - label_lam`.
+struct BatchMix {
+  enum class Kind : std::uint8_t { none, mixup, cutmix };
+  Kind kind = Kind::none;
+  float lam = 1.0f;        ///< MixUp: the sample's own weight in its pixels (torch's float32 draw)
+  double label_lam = 1.0;  ///< the sample's own weight in its target: MixUp's lam, CutMix's area outside the box
+  std::int64_t x1 = 0, y1 = 0, x2 = 0, y2 = 0;  ///< CutMix: columns [x1, x2) of rows [y1, y2) come from the partner
+
+  /// The sample sample `i` of a batch of `count` is mixed with.
+  [[nodiscard]] static constexpr std::size_t partner(std::size_t i, std::size_t count) noexcept {
+    return i == 0 ? count - 1 : i - 1;
+  }
+};
+
+/// A batch's images, as a batch transform needs to know them.
+struct MixGeometry {
+  DType dtype = DType::f32;
+  Layout layout = Layout::NCHW;
+  std::int64_t channels = 3, height = 0, width = 0;
+
+  [[nodiscard]] std::size_t sample_bytes() const noexcept {
+    return static_cast<std::size_t>(channels * height * width) * dtype_size(dtype);
+  }
+};
+
+}  // namespace v0
+}  // namespace conveyor

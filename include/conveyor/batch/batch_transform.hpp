@@ -1,0 +1,126 @@
+#pragma once
+/// @file
+/// `BatchTransform`: what a pipeline does to each finished batch (`PipelineOptions::batch_transform`)
+/// — MixUp, CutMix, or one of them picked per batch as torchvision's reference recipe does with
+/// `v2.RandomChoice([MixUp(...), CutMix(...)])`. The pick and the op's draw come from the batch's
+/// own stream, keyed by (seed, epoch, batch number), so a resumed run mixes as an uninterrupted one
+/// does; the pick is torch.multinomial's distribution (weights p / sum p, uniform when p is empty),
+/// not its generator. Labels become float32 soft targets [N, num_classes].
+
+#include <conveyor/config.hpp>
+#include <conveyor/batch/batch_mix.hpp>
+#include <conveyor/batch/cutmix.hpp>
+#include <conveyor/batch/mixup.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/core/rng.hpp>
+#include <conveyor/ops/exact_float.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+
+using BatchOp = std::variant<MixUp, CutMix>;
+
+struct BatchTransform {
+  std::vector<BatchOp> choices;  ///< one is picked per batch; a single op is always applied
+  std::vector<double> p{};       ///< one weight per choice (normalised by their sum), or empty: uniform
+
+  BatchTransform() = default;
+  BatchTransform(MixUp m) : choices{m} {}   // NOLINT: `.batch_transform = MixUp{...}` reads as torchvision
+  BatchTransform(CutMix c) : choices{c} {}  // NOLINT
+  BatchTransform(std::vector<BatchOp> ops, std::vector<double> weights = {}) : choices(std::move(ops)), p(std::move(weights)) {}
+
+  /// The width of the soft targets.
+  [[nodiscard]] std::int64_t num_classes() const noexcept {
+    return choices.empty() ? 0 : std::visit([](const auto& op) { return op.num_classes; }, choices.front());
+  }
+
+  /// @throws ConfigError naming the first invalid choice or weight.
+  void validate(const MixGeometry& g) const {
+    if (choices.empty()) throw ConfigError("batch_transform: pass at least one of MixUp and CutMix");
+    for (std::size_t k = 0; k < choices.size(); ++k) {
+      std::visit([&](const auto& op) {
+        try {
+          op.validate();
+          op.validate(g);
+        } catch (const ConfigError& e) {
+          throw ConfigError("batch_transform: choices[" + std::to_string(k) + "]: " + e.what());
+        }
+        if (op.num_classes != num_classes())
+          throw ConfigError("batch_transform: choices[" + std::to_string(k) + "] (" + op.name + ") has num_classes " +
+                            std::to_string(op.num_classes) + ", choices[0] " + std::to_string(num_classes()) +
+                            ": one batch's soft targets have one width");
+      }, choices[k]);
+    }
+    if (g.height <= 0 || g.width <= 0) throw ConfigError("batch_transform: the images have no height or width");
+    if (!p.empty() && p.size() != choices.size())
+      throw ConfigError("batch_transform: p needs one weight per choice (" + std::to_string(choices.size()) + "), got " +
+                        std::to_string(p.size()));
+    double total = 0.0;
+    for (std::size_t k = 0; k < p.size(); ++k) {
+      if (!(std::isfinite(p[k]) && p[k] >= 0.0))
+        throw ConfigError("batch_transform: p[" + std::to_string(k) + "] must be finite and non negative, got " +
+                          std::to_string(p[k]));
+      total += p[k];
+    }
+    if (!p.empty() && !(total > 0.0 && std::isfinite(total)))
+      throw ConfigError("batch_transform: p must have a positive, finite sum");
+  }
+
+  /// Batch `batch` of epoch `epoch`'s draw.
+  [[nodiscard]] BatchMix draw(std::uint64_t seed, std::uint64_t epoch, std::uint64_t batch, const MixGeometry& g) const {
+    CounterRng rng(seed, epoch, batch, RngOp::batch_transform);
+    return std::visit([&](const auto& op) { return op.draw(rng, g); }, choices[pick(rng)]);
+  }
+
+  /// The index of the choice `rng` picks.
+  [[nodiscard]] std::size_t pick(CounterRng& rng) const {
+    if (choices.size() == 1) return 0;
+    if (p.empty()) return static_cast<std::size_t>(rng.below(choices.size()));
+    double total = 0.0;
+    for (const double w : p) total += w;
+    const double u = rng.uniform();
+    double cumulative = 0.0;
+    std::size_t last = 0;
+    for (std::size_t k = 0; k < p.size(); ++k) {
+      if (p[k] <= 0.0) continue;
+      cumulative += p[k] / total;
+      if (u < cumulative) return k;
+      last = k;
+    }
+    return last;  // the normalised weights summed, rounded, to no more than u
+  }
+};
+
+/// Mixes sample `self` (in place) with `partner`, sample i - 1 as it was before the batch transform.
+inline void mix_sample(void* self, const void* partner, const MixGeometry& g, const BatchMix& m) noexcept {
+  if (m.kind == BatchMix::Kind::mixup) MixUp::apply(self, partner, g, m);
+  if (m.kind == BatchMix::Kind::cutmix) CutMix::apply(self, partner, g, m);
+}
+
+/// Row `i` of the soft targets [count, num_classes] from the batch's integer labels, as torchvision
+/// computes `one_hot(labels).float().roll(1, 0).mul_(1 - lam).add_(one_hot.mul(lam))` in float32.
+/// @throws Error naming the sample whose label is outside [0, num_classes).
+inline void mix_target(std::span<const std::int64_t> labels, std::size_t i, float* row, std::int64_t num_classes,
+                       const BatchMix& m) {
+  const std::size_t j = BatchMix::partner(i, labels.size());
+  for (const std::size_t k : {i, j})
+    if (labels[k] < 0 || labels[k] >= num_classes)
+      throw Error("batch_transform: the sample at batch position " + std::to_string(k) + " has label " +
+                  std::to_string(labels[k]) + ", outside [0, num_classes = " + std::to_string(num_classes) + ")");
+  const float own = static_cast<float>(m.label_lam), other = static_cast<float>(1.0 - m.label_lam);
+  std::fill(row, row + num_classes, 0.0f);
+  row[labels[j]] = other;
+  row[labels[i]] = labels[i] == labels[j] ? ops::exact::add(other, own) : own;
+}
+
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,81 @@
+#pragma once
+/// @file
+/// torchvision.transforms.v2.MixUp(alpha, num_classes) on a batch (transforms/v2/_augment.py):
+/// `lam = float(Beta(alpha, alpha).sample())` (float32), then
+///   images:  out = x.roll(1, 0).mul_(1.0 - lam).add_(x.mul(lam))
+///   labels:  one_hot(labels).float().roll(1, 0).mul_(1.0 - lam).add_(one_hot.mul(lam))
+/// Both products round to the tensor's dtype before the sum (torch computes float32 ops in float32
+/// with the Python scalar cast to float32, and float16/bfloat16 ones in float32 rounded after each
+/// op), which `apply` spells with exact::mul and exact::add. torchvision's MixUp fails on uint8
+/// images (an in-place multiply by a float); so does this one, when the pipeline is made.
+
+#include <conveyor/config.hpp>
+#include <conveyor/batch/batch_mix.hpp>
+#include <conveyor/batch/beta.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/core/rng.hpp>
+#include <conveyor/ops/convert.hpp>
+#include <conveyor/ops/exact_float.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace conveyor {
+inline namespace v0 {
+
+struct MixUp {
+  static constexpr const char* name = "MixUp";
+  double alpha = 1.0;            ///< Beta(alpha, alpha)'s parameter, > 0
+  std::int64_t num_classes = 0;  ///< the width of the soft targets, > 0
+
+  void validate() const {
+    if (!(alpha > 0.0 && std::isfinite(alpha)))
+      throw ConfigError(std::string(name) + ": alpha must be positive and finite, got " + std::to_string(alpha));
+    if (num_classes <= 0)
+      throw ConfigError(std::string(name) + ": num_classes must be positive, got " + std::to_string(num_classes));
+  }
+  /// @throws ConfigError for images MixUp cannot blend (uint8, as torchvision).
+  void validate(const MixGeometry& g) const {
+    if (g.dtype != DType::f32 && g.dtype != DType::f16 && g.dtype != DType::bf16)
+      throw ConfigError(std::string(name) + ": the images must be floating point (f32, f16 or bf16), got " +
+                        std::string(to_string(g.dtype)) + ": torchvision's MixUp cannot blend uint8 images either");
+  }
+
+  [[nodiscard]] BatchMix draw(CounterRng& rng, const MixGeometry&) const {
+    BatchMix m;
+    m.kind = BatchMix::Kind::mixup;
+    m.lam = static_cast<float>(detail::beta_variate(rng, alpha, alpha));  // torch samples in float32
+    m.label_lam = m.lam;
+    return m;
+  }
+
+  /// Blends `self` (sample i, in place) with `partner` (sample i - 1 as it was before the batch
+  /// transform), one sample's elements.
+  static void apply(void* self, const void* partner, const MixGeometry& g, const BatchMix& m) noexcept {
+    using ops::exact::add;
+    using ops::exact::mul;
+    const float own = m.lam, other = static_cast<float>(1.0 - static_cast<double>(m.lam));
+    const std::size_t n = static_cast<std::size_t>(g.channels * g.height * g.width);
+    if (g.dtype == DType::f32) {
+      auto* x = static_cast<float*>(self);
+      const auto* p = static_cast<const float*>(partner);
+      for (std::size_t e = 0; e < n; ++e) x[e] = add(mul(p[e], other), mul(x[e], own));
+      return;
+    }
+    // float16 / bfloat16: torch's ops compute in float32 and round to the dtype after each.
+    const bool half = g.dtype == DType::f16;
+    const auto widen = [half](std::uint16_t v) { return half ? ops::f16_to_float(v) : ops::bf16_to_float(v); };
+    const auto narrow = [half](float v) { return half ? ops::to_f16_bits(v) : ops::to_bf16_bits(v); };
+    auto* x = static_cast<std::uint16_t*>(self);
+    const auto* p = static_cast<const std::uint16_t*>(partner);
+    for (std::size_t e = 0; e < n; ++e) {
+      const float a = widen(narrow(mul(widen(p[e]), other))), b = widen(narrow(mul(widen(x[e]), own)));
+      x[e] = narrow(add(a, b));
+    }
+  }
+};
+
+}  // namespace v0
+}  // namespace conveyor

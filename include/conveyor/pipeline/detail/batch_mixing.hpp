@@ -1,0 +1,95 @@
+#pragma once
+/// @file
+/// A batch transform on the CPU backend, split over the workers. Mixing is in place and pairs
+/// sample i with sample i - 1, so a chunk [a, b) of positions is mixed from its end down (each
+/// sample's partner is still unmixed when it is read), and its first sample's partner, the last of
+/// the chunk before (the batch's last, for the first chunk), is copied aside before any chunk starts.
+
+#include <conveyor/config.hpp>
+#include <conveyor/batch/batch_mix.hpp>
+#include <conveyor/batch/batch_transform.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/core/sample.hpp>
+#include <conveyor/pipeline/detail/ring.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <utility>
+
+namespace conveyor {
+inline namespace v0 {
+namespace detail {
+
+/// The images' geometry a batch transform needs, from the transform's sample spec and its layout
+/// (an image transform's `layout`; RawTensor's samples are not images).
+template <class T>
+[[nodiscard]] MixGeometry mix_geometry(const T& transform, const SampleSpec& spec) {
+  std::optional<Layout> layout;
+  if constexpr (requires { transform.image_layout(); })
+    layout = transform.image_layout();
+  else if constexpr (requires { Layout{transform.layout}; })
+    layout = transform.layout;
+  if (!layout || spec.rank != 3)
+    throw ConfigError("BatchPipeline: batch_transform mixes images [C, H, W] or [H, W, C]; this transform's samples are not");
+  const bool chw = *layout == Layout::NCHW;
+  return {spec.dtype, *layout, spec.shape[chw ? 0 : 2], spec.shape[chw ? 1 : 0], spec.shape[chw ? 2 : 1]};
+}
+
+class BatchMixing {
+ public:
+  /// @throws ConfigError for a transform that cannot mix these images.
+  BatchMixing(BatchTransform transform, const MixGeometry& geometry, std::uint64_t seed, int workers)
+      : t_(std::move(transform)), g_(geometry), seed_(seed), chunks_(static_cast<std::size_t>(std::max(workers, 1))) {
+    t_.validate(g_);
+  }
+
+  [[nodiscard]] std::int64_t num_classes() const noexcept { return t_.num_classes(); }
+
+  /// Gives every slot room for its soft targets and its chunks' partners.
+  void reserve(Ring& ring, std::size_t batch_size) const {
+    for (Slot& s : ring.slots) {
+      s.targets.resize(batch_size * static_cast<std::size_t>(num_classes()));
+      s.boundaries.resize(std::min(chunks_, batch_size) * g_.sample_bytes());
+    }
+  }
+
+  /// Draws the slot's batch's mix, writes its soft targets and copies each chunk's first partner
+  /// aside; returns the number of chunks.
+  /// @throws Error for a label outside [0, num_classes).
+  std::size_t cut(Slot& s) const {
+    s.mix = t_.draw(seed_, s.epoch, s.batch, g_);
+    const auto classes = static_cast<std::size_t>(num_classes());
+    const std::span<const std::int64_t> labels(s.labels.data(), s.count);
+    for (std::size_t i = 0; i < s.count; ++i) mix_target(labels, i, s.targets.data() + i * classes, num_classes(), s.mix);
+    const std::size_t chunks = std::min(chunks_, s.count), bytes = g_.sample_bytes();
+    for (std::size_t k = 0; k < chunks; ++k)
+      std::memcpy(s.boundaries.data() + k * bytes, sample(s, BatchMix::partner(start(k, chunks, s.count), s.count)), bytes);
+    return chunks;
+  }
+
+  /// Mixes chunk `k` of the slot's batch.
+  void mix(Slot& s, std::size_t k) const {
+    const std::size_t a = start(k, s.mix_chunks, s.count), b = start(k + 1, s.mix_chunks, s.count);
+    for (std::size_t i = b; i-- > a + 1;) mix_sample(sample(s, i), sample(s, i - 1), g_, s.mix);
+    mix_sample(sample(s, a), s.boundaries.data() + k * g_.sample_bytes(), g_, s.mix);
+  }
+
+ private:
+  [[nodiscard]] static std::size_t start(std::size_t k, std::size_t chunks, std::size_t count) noexcept {
+    return k * count / chunks;
+  }
+  [[nodiscard]] std::byte* sample(Slot& s, std::size_t i) const noexcept { return s.images.data() + i * g_.sample_bytes(); }
+
+  BatchTransform t_;
+  MixGeometry g_;
+  std::uint64_t seed_;
+  std::size_t chunks_;
+};
+
+}  // namespace detail
+}  // namespace v0
+}  // namespace conveyor

@@ -1,0 +1,165 @@
+"""Loader(batch_transform=...) against torchvision 0.29's MixUp, CutMix and RandomChoice.
+
+Pixels and targets: a loader's mixed batches equal torchvision's transform applied, with the
+parameters conveyor drew (`Batch.mix`), to the same loader's unmixed batches, bit for bit, in
+float32, bfloat16 and float16 (and uint8 for CutMix). Draws: lambda, CutMix's box and the choice
+between the two, drawn many times by conveyor (the extension's `batch_mix_draw`) and by torchvision
+(`make_params`, RandomChoice's forward), compared as distributions (a Kolmogorov-Smirnov distance at
+the 0.001 level, five standard errors a category). Both sides are seeded: the outcome is fixed.
+"""
+import collections
+import math
+import pathlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchvision")
+v2 = pytest.importorskip("torchvision.transforms.v2")
+import conveyor  # noqa: E402
+from conveyor import transforms as T  # noqa: E402
+
+CLASSES = 5
+
+
+@pytest.fixture(scope="module")
+def samples():
+    """The 13 bundled photos, an ImageFolder of 3 classes."""
+    return pathlib.Path(__file__).resolve().parents[2] / "examples" / "data" / "samples"
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "u8": torch.uint8}
+
+
+def loader(samples, batch_transform, dtype, layout="nchw"):
+    augment = conveyor.ImageAugment.train(24, dtype=dtype, layout=layout, normalize=None if dtype == "u8" else "imagenet")
+    return conveyor.Loader(samples, batch_size=5, shuffle=True, seed=3, workers=3, transform=augment,
+                           batch_transform=batch_transform)
+
+
+def torchvision_mixed(transform, images, labels, mix, layout="nchw"):
+    """torchvision's own MixUp or CutMix on an unmixed batch, with conveyor's draw (on [N, C, H, W]:
+    an NHWC batch goes there and back)."""
+    if layout == "nhwc":
+        mixed, targets = torchvision_mixed(transform, images.permute(0, 3, 1, 2), labels, mix)
+        return mixed.permute(0, 2, 3, 1), targets
+    op, lam, label_lam, box = mix
+    params = {"labels": labels, "batch_size": labels.shape[0]}
+    if op == "MixUp":
+        params["lam"] = lam
+    else:
+        params["box"], params["lam_adjusted"] = box, label_lam
+    return transform.transform(images, params), transform.transform(labels, params)
+
+
+def chosen(transform, op):
+    """The torchvision transform of a RandomChoice named `op`, or the transform itself."""
+    if isinstance(transform, v2.RandomChoice):
+        return next(t for t in transform.transforms if type(t).__name__ == op)
+    return transform
+
+
+@pytest.mark.parametrize("dtype,layout,transform", [
+    ("f32", "nchw", v2.MixUp(alpha=0.2, num_classes=CLASSES)),
+    ("bf16", "nchw", v2.MixUp(alpha=1.0, num_classes=CLASSES)),
+    ("f16", "nchw", v2.MixUp(alpha=1.0, num_classes=CLASSES)),
+    ("f32", "nhwc", v2.CutMix(alpha=1.0, num_classes=CLASSES)),
+    ("u8", "nchw", v2.CutMix(alpha=1.0, num_classes=CLASSES)),
+    ("f32", "nchw", v2.RandomChoice([v2.MixUp(alpha=0.2, num_classes=CLASSES),
+                                     v2.CutMix(alpha=1.0, num_classes=CLASSES)])),
+])
+def test_mixed_batches_equal_torchvisions_on_the_same_draw(samples, dtype, layout, transform):
+    plain = [(torch.from_dlpack(b.images).clone(), torch.from_dlpack(b.labels))
+             for b in loader(samples, None, dtype, layout).batches()]
+    mixed = loader(samples, transform, dtype, layout)
+    ops = collections.Counter()
+    for (images, labels), batch in zip(plain, mixed.batches()):
+        ops[batch.mix[0]] += 1
+        theirs_images, theirs_targets = torchvision_mixed(chosen(transform, batch.mix[0]), images, labels, batch.mix,
+                                                          layout)
+        ours_images, ours_targets = torch.from_dlpack(batch.images), torch.from_dlpack(batch.targets)
+        assert ours_images.dtype == theirs_images.dtype == DTYPES[dtype]
+        assert torch.equal(ours_images, theirs_images), f"batch {batch.number}: {batch.mix}"
+        assert not torch.equal(ours_images, images)
+        assert ours_targets.dtype == torch.float32 and ours_targets.shape == (len(labels), CLASSES)
+        assert torch.equal(ours_targets, theirs_targets), f"batch {batch.number}: {batch.mix}"
+        assert torch.equal(torch.from_dlpack(batch.labels), labels)
+    assert sum(ops.values()) == 3  # 13 photos in batches of 5
+
+
+def test_the_loop_yields_images_and_soft_targets(samples):
+    mixed = loader(samples, T.MixUp(alpha=0.5, num_classes=CLASSES), "f32")
+    for images, targets in mixed:
+        assert images.shape[0] == targets.shape[0]
+        assert targets.dtype == torch.float32
+        assert torch.allclose(targets.sum(dim=1), torch.ones(targets.shape[0]))
+
+
+def draws(ops, p, n, height=37, width=53):
+    return [conveyor._conveyor.batch_mix_draw(ops, p, seed=5, epoch=1, batch=b, height=height, width=width)
+            for b in range(n)]
+
+
+def same_distribution(a, b, what):
+    """Two-sample Kolmogorov-Smirnov distance under its 0.001-level bound."""
+    a, b = sorted(a), sorted(b)
+    i = j = 0
+    d = 0.0
+    while i < len(a) and j < len(b):
+        v = min(a[i], b[j])
+        while i < len(a) and a[i] == v:
+            i += 1
+        while j < len(b) and b[j] == v:
+            j += 1
+        d = max(d, abs(i / len(a) - j / len(b)))
+    bound = 1.95 * math.sqrt((len(a) + len(b)) / (len(a) * len(b)))
+    assert d < bound, f"{what}: KS distance {d:.4f} >= {bound:.4f}"
+
+
+N = 6000
+
+
+@pytest.mark.parametrize("alpha", [0.2, 1.0, 3.0])
+def test_mixup_lambda_is_torchvisions_distribution(alpha):
+    torch.manual_seed(2)
+    mixup = v2.MixUp(alpha=alpha, num_classes=CLASSES)
+    theirs = [mixup.make_params([])["lam"] for _ in range(N)]
+    ours = [d[1] for d in draws([("mixup", alpha, CLASSES)], [], N)]
+    same_distribution(theirs, ours, f"MixUp({alpha}) lambda")
+
+
+def test_cutmix_box_is_torchvisions_distribution():
+    torch.manual_seed(3)
+    cutmix = v2.CutMix(alpha=1.0, num_classes=CLASSES)
+    image = torch.zeros(1, 3, 37, 53)
+    theirs = [cutmix.make_params([image]) for _ in range(N)]
+    ours = draws([("cutmix", 1.0, CLASSES)], [], N)
+    for k, name in enumerate(("x1", "y1", "x2", "y2")):
+        same_distribution([t["box"][k] for t in theirs], [d[3][k] for d in ours], f"CutMix {name}")
+    same_distribution([t["lam_adjusted"] for t in theirs], [d[2] for d in ours], "CutMix lam_adjusted")
+    for _, _, label_lam, (x1, y1, x2, y2) in ours:
+        assert label_lam == 1.0 - (x2 - x1) * (y2 - y1) / (37 * 53)
+
+
+@pytest.mark.parametrize("p", [None, [1.0, 3.0]])
+def test_random_choice_picks_as_torchvision(p):
+    torch.manual_seed(4)
+    choice = v2.RandomChoice([v2.MixUp(alpha=1.0, num_classes=CLASSES), v2.CutMix(alpha=1.0, num_classes=CLASSES)], p=p)
+    theirs = collections.Counter(type(choice.transforms[int(torch.multinomial(torch.tensor(choice.p), 1))]).__name__
+                                 for _ in range(N))
+    ours = collections.Counter(d[0] for d in draws([("mixup", 1.0, CLASSES), ("cutmix", 1.0, CLASSES)], p or [], N))
+    for op in ("MixUp", "CutMix"):
+        pa, pb = theirs[op] / N, ours[op] / N
+        bound = 5 * math.sqrt(max((pa + pb) / 2 * (1 - (pa + pb) / 2), 1e-4) * 2 / N)
+        assert abs(pa - pb) <= bound, f"{op}: conveyor {pb:.4f}, torchvision {pa:.4f}"
+
+
+def test_batch_transforms_it_cannot_run_are_refused_by_name(samples):
+    with pytest.raises(conveyor.ConfigError, match=r"MixUp\) needs num_classes"):
+        loader(samples, v2.MixUp(alpha=1.0), "f32")
+    with pytest.raises(conveyor.ConfigError, match=r"batch_transform.transforms\[1\] \(RandomErasing\) is not a batch"):
+        loader(samples, v2.RandomChoice([v2.MixUp(num_classes=5), v2.RandomErasing()]), "f32")
+    with pytest.raises(conveyor.ConfigError, match="MixUp: the images must be floating point"):
+        loader(samples, v2.MixUp(num_classes=5), "u8")
+    if conveyor.has_cuda_backend():
+        with pytest.raises(conveyor.ConfigError, match="batch_transform runs on the CPU backend"):
+            conveyor.Loader(samples, batch_size=4, device="cuda", batch_transform=v2.MixUp(num_classes=5))

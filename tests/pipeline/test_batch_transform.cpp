@@ -1,0 +1,275 @@
+// Batch transforms (MixUp, CutMix, a choice of them) on the CPU backend: the draws' distributions,
+// and a pipeline's mixed batches against the same pipeline's unmixed ones mixed by a plain,
+// out-of-place reference, for worker counts that cut batches into uneven chunks, a short last
+// batch, every dtype and both layouts, and a resumed epoch. torchvision's own MixUp and CutMix are
+// the reference of tests/parity/test_batch_transforms.py.
+
+#include <conveyor/conveyor.hpp>
+
+#include "support/datasets.hpp"
+#include "support/statistics.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace conveyor;
+
+namespace {
+
+/// The regularised incomplete beta function I_x(a, b) (Lentz's continued fraction), the CDF of
+/// Beta(a, b), for the distribution test.
+double beta_cdf(double x, double a, double b) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - beta_cdf(1 - x, b, a);
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x)) / a;
+  double f = 1, c = 1, d = 0;
+  for (int i = 0; i <= 400; ++i) {
+    const int m = i / 2;
+    double numerator;
+    if (i == 0)
+      numerator = 1;
+    else if (i % 2 == 0)
+      numerator = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m));
+    else
+      numerator = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1));
+    d = 1 + numerator * d;
+    d = std::abs(d) < 1e-300 ? 1e-300 : d;
+    d = 1 / d;
+    c = 1 + numerator / c;
+    c = std::abs(c) < 1e-300 ? 1e-300 : c;
+    const double cd = c * d;
+    f *= cd;
+    if (std::abs(1 - cd) < 1e-15) break;
+  }
+  return front * (f - 1);
+}
+
+MixGeometry image(std::int64_t h, std::int64_t w, DType dtype = DType::f32, Layout layout = Layout::NCHW) {
+  return {dtype, layout, 3, h, w};
+}
+
+using Pipe = BatchPipeline<InMemory, SequentialSampler, ImageAugment>;
+
+ImageAugment augment(DType dtype, Layout layout, int size = 20) {
+  ImageAugment a = ImageAugment::train(size);
+  a.dtype = dtype;
+  a.layout = layout;
+  if (dtype == DType::u8) a.normalize.reset();
+  return a;
+}
+
+struct Epoch {
+  std::vector<std::vector<std::byte>> images;  // one per batch
+  std::vector<std::vector<std::int64_t>> labels;
+  std::vector<std::vector<float>> targets;
+  std::vector<BatchMix> mixes;
+};
+
+Epoch run(Pipe& pipe, std::uint64_t epoch, std::uint64_t first = 0) {
+  Epoch e;
+  pipe.set_epoch(epoch, first);
+  for (const Batch& b : pipe) {
+    const auto* p = static_cast<const std::byte*>(b.images().data);
+    e.images.emplace_back(p, p + b.images().nbytes());
+    const auto* l = static_cast<const std::int64_t*>(b.labels().data);
+    e.labels.emplace_back(l, l + b.size());
+    if (b.targets().data) {
+      const auto* t = static_cast<const float*>(b.targets().data);
+      e.targets.emplace_back(t, t + b.targets().numel());
+    }
+    e.mixes.push_back(b.mix());
+  }
+  return e;
+}
+
+/// torchvision's MixUp and CutMix written out of place, sample by sample, on an unmixed batch.
+std::vector<std::byte> mixed_by_reference(const std::vector<std::byte>& x, const MixGeometry& g, const BatchMix& m) {
+  const std::size_t bytes = g.sample_bytes(), n = x.size() / bytes;
+  std::vector<std::byte> out = x;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::byte> self(x.begin() + std::ptrdiff_t(i * bytes), x.begin() + std::ptrdiff_t((i + 1) * bytes));
+    const std::byte* partner = x.data() + BatchMix::partner(i, n) * bytes;
+    mix_sample(self.data(), partner, g, m);
+    std::memcpy(out.data() + i * bytes, self.data(), bytes);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("MixUp's lambda follows Beta(alpha, alpha), rounded to float32 as torch's sample is", "[batch_transform]") {
+  for (const double alpha : {0.2, 1.0, 2.5}) {
+    CAPTURE(alpha);
+    const BatchTransform t = MixUp{.alpha = alpha, .num_classes = 10};
+    std::vector<double> lams;
+    for (std::uint64_t b = 0; b < 20000; ++b) {
+      const BatchMix m = t.draw(7, 3, b, image(224, 224));
+      REQUIRE(m.kind == BatchMix::Kind::mixup);
+      REQUIRE(m.label_lam == double(m.lam));
+      // The variate itself, before float32 rounds it: a Beta(0.2, 0.2) puts 1.6 % of its mass within
+      // float32's half ulp of 1, which the rounding turns into an atom at 1.
+      CounterRng rng(7, 3, b, RngOp::batch_transform);
+      const double lam = detail::beta_variate(rng, alpha, alpha);
+      REQUIRE(m.lam == static_cast<float>(lam));
+      REQUIRE((lam >= 0.0 && lam <= 1.0));
+      lams.push_back(lam);
+    }
+    const double d = conveyor_test::ks_distance(lams, [&](double x) { return beta_cdf(x, alpha, alpha); });
+    CHECK(d < conveyor_test::ks_bound(lams.size(), 1e-4));
+  }
+}
+
+TEST_CASE("CutMix's box has half sizes int(r W) and int(r H), is clamped to the image, and sets the labels' lambda",
+          "[batch_transform]") {
+  const BatchTransform t = CutMix{.alpha = 1.0, .num_classes = 10};
+  const MixGeometry g = image(37, 53);
+  for (std::uint64_t b = 0; b < 20000; ++b) {
+    const BatchMix m = t.draw(1, 0, b, g);
+    REQUIRE(m.kind == BatchMix::Kind::cutmix);
+    REQUIRE(0 <= m.x1);
+    REQUIRE(m.x1 <= m.x2);
+    REQUIRE(m.x2 <= g.width);
+    REQUIRE(0 <= m.y1);
+    REQUIRE(m.y1 <= m.y2);
+    REQUIRE(m.y2 <= g.height);
+    const double r = 0.5 * std::sqrt(1.0 - double(m.lam));
+    const auto half_w = std::int64_t(r * double(g.width)), half_h = std::int64_t(r * double(g.height));
+    // An unclamped side is the whole 2 x half size; a clamped one is shorter.
+    CHECK(m.x2 - m.x1 <= 2 * half_w);
+    CHECK(m.y2 - m.y1 <= 2 * half_h);
+    if (m.x1 > 0 && m.x2 < g.width) CHECK(m.x2 - m.x1 == 2 * half_w);
+    if (m.y1 > 0 && m.y2 < g.height) CHECK(m.y2 - m.y1 == 2 * half_h);
+    CHECK(m.label_lam == 1.0 - double((m.x2 - m.x1) * (m.y2 - m.y1)) / double(g.width * g.height));
+  }
+}
+
+TEST_CASE("A choice of batch transforms picks each with its weight, from the batch's own stream", "[batch_transform]") {
+  const BatchTransform t({MixUp{.alpha = 0.2, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}}, {1.0, 3.0});
+  double cutmix = 0;
+  const int n = 40000;
+  for (std::uint64_t b = 0; b < std::uint64_t(n); ++b) cutmix += t.draw(2, 1, b, image(16, 16)).kind == BatchMix::Kind::cutmix;
+  CHECK(conveyor_test::binomial_fits(std::size_t(cutmix), std::size_t(n), 0.75));
+  const BatchTransform uniform({MixUp{.alpha = 0.2, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}});
+  double mixup = 0;
+  for (std::uint64_t b = 0; b < std::uint64_t(n); ++b) mixup += uniform.draw(2, 1, b, image(16, 16)).kind == BatchMix::Kind::mixup;
+  CHECK(conveyor_test::binomial_fits(std::size_t(mixup), std::size_t(n), 0.5));
+  // The same batch of the same epoch draws the same; another batch or epoch draws anew.
+  const BatchMix a = t.draw(2, 1, 9, image(16, 16)), b = t.draw(2, 1, 9, image(16, 16));
+  CHECK((a.kind == b.kind && a.lam == b.lam && a.x1 == b.x1 && a.y2 == b.y2));
+  CHECK(t.draw(2, 1, 10, image(16, 16)).lam != a.lam);
+  CHECK(t.draw(2, 2, 9, image(16, 16)).lam != a.lam);
+}
+
+TEST_CASE("Soft targets are torchvision's one-hot mix in float32, also when a sample is paired with its own class",
+          "[batch_transform]") {
+  const std::vector<std::int64_t> labels{3, 3, 0, 4};
+  BatchMix m;
+  m.kind = BatchMix::Kind::mixup;
+  m.lam = 0.3f;
+  m.label_lam = double(m.lam);
+  const float own = 0.3f, other = float(1.0 - double(0.3f));
+  std::vector<float> row(5);
+  mix_target(labels, 0, row.data(), 5, m);  // partner: the last sample, class 4
+  CHECK(row == std::vector<float>{0, 0, 0, own, other});
+  mix_target(labels, 1, row.data(), 5, m);  // partner: class 3, its own
+  CHECK(row == std::vector<float>{0, 0, 0, other + own, 0});
+  mix_target(labels, 2, row.data(), 5, m);
+  CHECK(row == std::vector<float>{own, 0, 0, other, 0});
+  const std::vector<std::int64_t> bad{1, 5};
+  CHECK_THROWS_WITH(mix_target(bad, 0, row.data(), 5, m), Catch::Contains("batch position 1 has label 5"));
+}
+
+TEST_CASE("A pipeline's mixed batches are its unmixed batches mixed as torchvision does, for any worker count",
+          "[batch_transform][pipeline]") {
+  const InMemory data = conveyor_test::jpeg_dataset(23, 4);
+  struct Case {
+    DType dtype;
+    Layout layout;
+    BatchTransform transform;
+  };
+  const std::vector<Case> cases{
+      {DType::f32, Layout::NCHW, MixUp{.alpha = 0.4, .num_classes = 5}},
+      {DType::bf16, Layout::NHWC, MixUp{.alpha = 1.0, .num_classes = 5}},
+      {DType::f16, Layout::NCHW, MixUp{.alpha = 1.0, .num_classes = 5}},
+      {DType::u8, Layout::NHWC, CutMix{.alpha = 1.0, .num_classes = 5}},
+      {DType::f32, Layout::NCHW, BatchTransform({MixUp{.alpha = 0.2, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}})},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(to_string(c.dtype), to_string(c.layout));
+    const ImageAugment aug = augment(c.dtype, c.layout);
+    const MixGeometry g = detail::mix_geometry(aug, aug.sample_spec());
+    Pipe plain(data, SequentialSampler(data.size()), aug, {.batch_size = 8, .workers = 2, .seed = 11});
+    const Epoch reference = run(plain, 2);
+    std::vector<BatchMix> first_mixes;
+    for (const int workers : {0, 1, 3, 5}) {
+      CAPTURE(workers);
+      Pipe mixed(data, SequentialSampler(data.size()), aug,
+                 {.batch_size = 8, .workers = workers, .seed = 11, .batch_transform = c.transform});
+      const Epoch e = run(mixed, 2);
+      REQUIRE(e.images.size() == 3);  // 8 + 8 + 7
+      for (std::size_t b = 0; b < e.images.size(); ++b) {
+        CAPTURE(b);
+        const BatchMix& m = e.mixes[b];
+        REQUIRE(m.kind != BatchMix::Kind::none);
+        const BatchMix drawn = c.transform.draw(11, 2, b, g);
+        CHECK((m.kind == drawn.kind && m.lam == drawn.lam && m.x1 == drawn.x1 && m.y1 == drawn.y1 && m.x2 == drawn.x2 &&
+               m.y2 == drawn.y2));
+        CHECK(e.images[b] == mixed_by_reference(reference.images[b], g, m));
+        CHECK(e.images[b] != reference.images[b]);
+        CHECK(e.labels[b] == reference.labels[b]);
+        const std::size_t n = e.labels[b].size();
+        REQUIRE(e.targets[b].size() == n * 5);
+        for (std::size_t i = 0; i < n; ++i) {
+          std::vector<float> row(5);
+          mix_target(e.labels[b], i, row.data(), 5, m);
+          CHECK(std::equal(row.begin(), row.end(), e.targets[b].begin() + std::ptrdiff_t(i * 5)));
+        }
+      }
+      // Resuming at batch 1 mixes batches 1 and 2 as the whole epoch did.
+      const Epoch resumed = run(mixed, 2, 1);
+      REQUIRE(resumed.images.size() == 2);
+      CHECK(resumed.images[0] == e.images[1]);
+      CHECK(resumed.targets[1] == e.targets[2]);
+    }
+  }
+}
+
+TEST_CASE("A pipeline refuses a batch transform it cannot run, naming it", "[batch_transform][pipeline]") {
+  const InMemory data = conveyor_test::jpeg_dataset(4, 4);
+  const auto make = [&](ImageAugment aug, BatchTransform t, int device = cpu_device) {
+    Pipe p(data, SequentialSampler(data.size()), std::move(aug), {.batch_size = 2, .workers = 1, .device = device, .batch_transform = std::move(t)});
+  };
+  CHECK_THROWS_WITH(make(augment(DType::u8, Layout::NCHW), MixUp{.alpha = 1.0, .num_classes = 5}),
+                    Catch::Contains("MixUp: the images must be floating point") && Catch::Contains("u8"));
+  CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW), MixUp{.alpha = 0.0, .num_classes = 5}),
+                    Catch::Contains("choices[0]: ") && Catch::Contains("MixUp: alpha must be positive"));
+  CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW), CutMix{.alpha = 1.0}),
+                    Catch::Contains("CutMix: num_classes must be positive, got 0"));
+  CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW),
+                         BatchTransform({MixUp{.alpha = 1.0, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 6}})),
+                    Catch::Contains("choices[1] (CutMix) has num_classes 6, choices[0] 5"));
+  CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW),
+                         BatchTransform({MixUp{.alpha = 1.0, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}}, {1.0})),
+                    Catch::Contains("p needs one weight per choice (2), got 1"));
+  CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW), MixUp{.alpha = 1.0, .num_classes = 5}, 0),
+                    Catch::Contains("batch_transform runs on the CPU backend"));
+}
+
+TEST_CASE("A label outside num_classes fails its batch, naming the position; the loop goes on", "[batch_transform][pipeline]") {
+  const InMemory data = conveyor_test::jpeg_dataset(8, 4);  // labels i % 5
+  Pipe p(data, SequentialSampler(data.size()), augment(DType::f32, Layout::NCHW),
+         {.batch_size = 4, .workers = 2, .batch_transform = MixUp{.alpha = 1.0, .num_classes = 4}});
+  auto it = p.begin();
+  CHECK((*it).size() == 4);  // labels 0..3
+  ++it;
+  CHECK_THROWS_WITH(*it, Catch::Contains("batch position 0 has label 4, outside [0, num_classes = 4)"));
+  ++it;
+  CHECK(it == std::default_sentinel);
+}
