@@ -8,6 +8,7 @@
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
 //                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated]
 //                  [--device-sync spin|yield|blocking] [--format auto|folder|wds|tfrecord|list] [--shard-window W]
+//                  [--batch-transform none|mixup|cutmix|choice] [--classes N]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
 // end of the last epoch, nothing excluded.
@@ -62,6 +63,8 @@ struct Args {
   conveyor::ChromaUpsampling gpu_upsampling = conveyor::ChromaUpsampling::interpolated;
   std::string device_sync;          // empty: CUDA's default (spin while there are idle cores)
   std::string recipe = "plain";     // pixel transforms after the crop and flip (train only)
+  std::string batch_transform = "none";  // what is done to each finished batch
+  std::int64_t classes = 1000;           // the soft targets' width, with a batch transform
 };
 
 [[noreturn]] void usage(const std::string& error) {
@@ -73,7 +76,8 @@ struct Args {
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
                "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
                "         [--gpu-upsampling interpolated|replicated] [--device-sync spin|yield|blocking]\n"
-               "         [--recipe plain|trivial|color]\n";
+               "         [--recipe plain|trivial|color] [--batch-transform none|mixup|cutmix|choice]\n"
+               "         [--classes N]\n";
   std::exit(2);
 }
 
@@ -145,6 +149,8 @@ Args parse(int argc, char** argv) {
     }
     else if (flag == "--device-sync") a.device_sync = value();
     else if (flag == "--recipe") a.recipe = value();
+    else if (flag == "--batch-transform") a.batch_transform = value();
+    else if (flag == "--classes") a.classes = to_int(flag, value());
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
     else if (flag == "--help" || flag == "-h") usage("help");
@@ -157,6 +163,9 @@ Args parse(int argc, char** argv) {
   if (a.recipe != "plain" && a.recipe != "trivial" && a.recipe != "color")
     usage("--recipe expects plain, trivial or color, got '" + a.recipe + "'");
   if (a.recipe != "plain" && a.transform != "train") usage("--recipe " + a.recipe + " needs --transform train");
+  if (a.batch_transform != "none" && a.batch_transform != "mixup" && a.batch_transform != "cutmix" &&
+      a.batch_transform != "choice")
+    usage("--batch-transform expects none, mixup, cutmix or choice, got '" + a.batch_transform + "'");
   return a;
 }
 
@@ -207,6 +216,18 @@ std::vector<conveyor::PixelTransform> recipe_transforms(const std::string& recip
           RandomErasing{.p = 0.25}};
 }
 
+/// --batch-transform as torchvision's reference recipe has it: MixUp(0.2), CutMix(1.0), or a
+/// uniform choice of the two.
+std::optional<conveyor::BatchTransform> batch_transform(const Args& a) {
+  using namespace conveyor;
+  const MixUp mixup{.alpha = 0.2, .num_classes = a.classes};
+  const CutMix cutmix{.alpha = 1.0, .num_classes = a.classes};
+  if (a.batch_transform == "mixup") return BatchTransform(mixup);
+  if (a.batch_transform == "cutmix") return BatchTransform(cutmix);
+  if (a.batch_transform == "choice") return BatchTransform({mixup, cutmix});
+  return std::nullopt;
+}
+
 void wait_for_device([[maybe_unused]] const Args& a) {
 #if CONVEYOR_CUDA_COMPILATION()
   if (a.device == "cuda") CONVEYOR_CUDA_TRY(cudaDeviceSynchronize());
@@ -237,6 +258,7 @@ int run(Pipeline& pipe, const Args& a) {
         std::uint64_t h = conveyor::fnv1a64(images);
         h = conveyor::fnv1a64(labels, h);
         h = conveyor::fnv1a64(std::as_bytes(b.indices()), h);
+        if (b.targets().data) h = conveyor::fnv1a64(conveyor_tools::to_host(b.targets()), h);
         std::printf("checksum %d %llu %016llx\n", epoch, static_cast<unsigned long long>(b.number()),
                     static_cast<unsigned long long>(h));
       }
@@ -302,7 +324,8 @@ int main(int argc, char** argv) {
     conveyor::PipelineOptions options{.batch_size = a.batch, .workers = a.workers, .prefetch = a.prefetch,
                                       .on_error = a.on_error, .seed = a.seed,
                                       .device = a.device == "cuda" ? 0 : conveyor::cpu_device, .decode = a.decode,
-                                      .gpu_share = a.gpu_share, .gpu_upsampling = a.gpu_upsampling};
+                                      .gpu_share = a.gpu_share, .gpu_upsampling = a.gpu_upsampling,
+                                      .batch_transform = batch_transform(a)};
     std::optional<conveyor::AnySampler> sampler;
     if (a.shard_window > 0) {
       if (!opened.shard_sizes) throw conveyor::ConfigError("--shard-window needs a shard dataset (wds or tfrecord)");

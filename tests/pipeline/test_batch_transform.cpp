@@ -237,6 +237,11 @@ TEST_CASE("A pipeline's mixed batches are its unmixed batches mixed as torchvisi
       REQUIRE(resumed.images.size() == 2);
       CHECK(resumed.images[0] == e.images[1]);
       CHECK(resumed.targets[1] == e.targets[2]);
+      // The stats time the batch transform as a stage of its own, counting the samples it mixed.
+      const PipelineStats st = mixed.stats();
+      REQUIRE(st.stages.back().name == "batch_transform");
+      CHECK(st.stages.back().count == 23 + 15);
+      CHECK(st.stages.back().seconds > 0);
     }
   }
 }

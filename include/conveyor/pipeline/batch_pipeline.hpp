@@ -288,6 +288,7 @@ class BatchPipeline {
       make_device(work);
     }
     if (mixing_) mixing_->reserve(*ring_, o_.batch_size);
+    name_stages();
     const bool staged = work.placement == DeviceWork::Placement::staged;
     schedule_.emplace(*ring_, o_.batch_size, o_.drop_last, layout_.data_bytes(), staged ? work.reserve : 0,
                       mixing_.has_value());
@@ -321,12 +322,17 @@ class BatchPipeline {
     for (std::size_t slot = 0; slot < o_.prefetch; ++slot) layout_.write_guard(ring_->device->host_arena(slot));
   }
 
-  /// The names of the transform's stages, after the pipeline's read.
-  [[nodiscard]] std::span<const std::string_view> stage_names() const noexcept {
+  /// The names of the transform's stages, after the pipeline's read, then the batch transform's.
+  [[nodiscard]] std::span<const std::string_view> stage_names() const noexcept { return stage_names_; }
+
+  /// The transform's stage names, and with a batch transform its stage ("batch_transform": each
+  /// batch's draw, soft targets and mixing, counted in samples mixed).
+  void name_stages() {
     if constexpr (requires { transform_.stage_names(); })
-      return transform_.stage_names();
-    else
-      return {};
+      for (const std::string_view name : transform_.stage_names()) stage_names_.push_back(name);
+    if (mixing_) stage_names_.push_back("batch_transform");
+    if (stage_names_.size() >= std::size_t(max_stages))
+      throw ConfigError("BatchPipeline: the transform has more stages than a pipeline times");
   }
 
   // --- scheduling: everything below that touches shared state holds ring_->mutex ---------------
@@ -346,9 +352,12 @@ class BatchPipeline {
     const detail::Task t = schedule_->take();
     detail::Slot& slot = ring_->slots[t.slot];
     detail::TaskOutcome out;
+    const auto mix_stage = static_cast<StageId>(stage_names_.size());  // the batch transform's is the last
     if (t.mix) {
       lock.unlock();
-      mixing_->mix(slot, t.pos);
+      const auto start = std::chrono::steady_clock::now();
+      const std::size_t samples = mixing_->mix(slot, t.pos);
+      w.clock.add(mix_stage, std::chrono::steady_clock::now() - start, static_cast<int>(samples));
     } else {
       const std::uint64_t index = schedule_->index(t), epoch = schedule_->epoch();
       const double share = gpu_share_;
@@ -361,11 +370,13 @@ class BatchPipeline {
     lock.unlock();
     std::size_t chunks = 0;
     std::exception_ptr error;
+    const auto start = std::chrono::steady_clock::now();
     try {
       chunks = mixing_->cut(slot);
     } catch (...) {
       error = std::current_exception();
     }
+    w.clock.add(mix_stage, std::chrono::steady_clock::now() - start, 0);
     lock.lock();
     schedule_->cut(t, chunks, std::move(error));
     ring_->work.notify_all();
@@ -451,6 +462,7 @@ class BatchPipeline {
   SlotLayout layout_{};
   Device device_{};
   std::optional<detail::BatchMixing> mixing_;  // with a batch transform
+  std::vector<std::string_view> stage_names_;
   std::optional<detail::Schedule> schedule_;
   std::optional<Prep> prep_;
   std::optional<detail::DeviceFeeder> feeder_;  // on a device

@@ -71,11 +71,12 @@ class BatchMixing {
     return chunks;
   }
 
-  /// Mixes chunk `k` of the slot's batch.
-  void mix(Slot& s, std::size_t k) const {
+  /// Mixes chunk `k` of the slot's batch; returns its sample count.
+  std::size_t mix(Slot& s, std::size_t k) const {
     const std::size_t a = start(k, s.mix_chunks, s.count), b = start(k + 1, s.mix_chunks, s.count);
     for (std::size_t i = b; i-- > a + 1;) mix_sample(sample(s, i), sample(s, i - 1), g_, s.mix);
     mix_sample(sample(s, a), s.boundaries.data() + k * g_.sample_bytes(), g_, s.mix);
+    return b - a;
   }
 
  private:
