@@ -3,7 +3,9 @@
 DataLoader and by conveyor.Loader given the same Compose, side by side in one run.
 
 DataLoader: a map-style dataset whose samples are `torchvision.io.decode_image(path, mode=RGB)`
-through the Compose (what conveyor's decode gives the Compose), batch 256, persistent workers;
+through the Compose (what conveyor's decode gives the Compose), batch 256, persistent workers,
+and for the recipe with MixUp/CutMix torchvision's reference collate_fn (the RandomChoice of the
+two applied to `default_collate`'s batch, in the workers) where conveyor takes `batch_transform=`;
 on --device cuda pin_memory and a non_blocking copy. conveyor.Loader: the Compose compiled into
 its program (`ImageAugment.from_transforms`), on the CPU backend or the GPU. Both are timed from
 the iterator's creation over whole epochs and print img/s per recipe and worker count, and the
@@ -25,10 +27,10 @@ from loader_rate import loader_rate
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def recipes(size):
-    """name -> Compose: ResNet's 2015 recipe, torchvision's 2021 reference (TrivialAugmentWide,
-    RandomErasing), SimCLR-style colour, BYOL's first view (colour, a 23-tap blur, solarize), and
-    evaluation."""
+def recipes(size, classes):
+    """name -> (Compose, batch transform or None): ResNet's 2015 recipe, torchvision's 2021
+    reference (TrivialAugmentWide, RandomErasing; and with its MixUp 0.2 / CutMix 1.0),
+    SimCLR-style colour, BYOL's first view (colour, a 23-tap blur, solarize), and evaluation."""
     tail = [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]
     out = {
         "resnet (RRC, flip)": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip()] + tail,
@@ -43,7 +45,11 @@ def recipes(size):
     if hasattr(v2, "TrivialAugmentWide"):
         out["torchvision 2021 (TA-wide, erasing)"] = ([v2.RandomResizedCrop(size), v2.RandomHorizontalFlip(),
                                                        v2.TrivialAugmentWide()] + tail + [v2.RandomErasing(0.1)])
-    return {name: v2.Compose(ts) for name, ts in out.items()}
+    composes = {name: (v2.Compose(ts), None) for name, ts in out.items()}
+    if hasattr(v2, "MixUp"):
+        mixing = v2.RandomChoice([v2.MixUp(alpha=0.2, num_classes=classes), v2.CutMix(alpha=1.0, num_classes=classes)])
+        composes["torchvision 2021 + MixUp/CutMix"] = (composes["torchvision 2021 (TA-wide, erasing)"][0], mixing)
+    return composes
 
 
 class Decoded(torch.utils.data.Dataset):
@@ -62,8 +68,17 @@ class Decoded(torch.utils.data.Dataset):
         return self.transform(image), label
 
 
-def dataloader_rate(data, compose, workers, epochs, device):
+def mixing_collate(mixing):
+    """torchvision's reference collate_fn: the batch transform on default_collate's batch."""
+    def collate(batch):
+        return mixing(*torch.utils.data.default_collate(batch))
+    return collate
+
+
+def dataloader_rate(data, compose, mixing, workers, epochs, device):
     kwargs = dict(batch_size=256, shuffle=True, num_workers=workers, pin_memory=device == "cuda")
+    if mixing is not None:
+        kwargs["collate_fn"] = mixing_collate(mixing)
     if workers > 0:
         kwargs.update(persistent_workers=True, prefetch_factor=2)
     loader = torch.utils.data.DataLoader(Decoded(data, compose), **kwargs)
@@ -89,16 +104,20 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)  # the DataLoader's workers each use one, as conveyor's do
     rows = []
-    for name, compose in recipes(args.size).items():
+    classes = len(conveyor.ImageFolder(args.data).classes)
+    for name, (compose, mixing) in recipes(args.size, classes).items():
         try:
             conveyor.ImageAugment.from_transforms(compose)
         except conveyor.ConfigError as e:
             print(f"{name}: skipped ({e})", flush=True)
             continue
+        if mixing is not None and args.device == "cuda":
+            print(f"{name}: skipped (a device Loader does not take batch_transform yet)", flush=True)
+            continue
         for workers in [int(w) for w in args.workers.split(",")]:
-            theirs = dataloader_rate(args.data, compose, workers, args.epochs, args.device)
+            theirs = dataloader_rate(args.data, compose, mixing, workers, args.epochs, args.device)
             loader = conveyor.Loader(conveyor.ImageFolder(args.data), batch_size=256, shuffle=True, seed=0,
-                                     workers=workers, device=args.device, transform=compose)
+                                     workers=workers, device=args.device, transform=compose, batch_transform=mixing)
             ours = loader_rate(loader, args.epochs, args.device == "cuda")
             rows.append((name, workers, theirs, ours))
             print(f"{name}, {workers} workers: DataLoader {theirs:,.0f} img/s, conveyor {ours:,.0f} img/s "

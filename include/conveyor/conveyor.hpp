@@ -4,6 +4,7 @@
 /// conveyor/cuda/ and are included separately by code compiled with CUDA.
 
 #include <conveyor/config.hpp>
+#include <conveyor/batch/batch_transform.hpp>
 #include <conveyor/core/bytes.hpp>
 #include <conveyor/core/concepts.hpp>
 #include <conveyor/core/error.hpp>
