@@ -150,7 +150,8 @@ class Loader:
     engines take more, within a wider tolerance: the README's exactness section).
     batch_transform: what torchvision's reference scripts apply after the DataLoader, done to each
     finished batch by the workers: a torchvision v2 (or conveyor.transforms) MixUp or CutMix with
-    num_classes, or a RandomChoice of them, drawn from (seed, epoch, batch number). The loop then
+    num_classes, a RandomChoice of them, or timm's `timm.data.Mixup` in its 'batch' mode (label
+    smoothing, prob, switch_prob, cutmix_minmax, correct_lam), drawn from (seed, epoch, batch number). The loop then
     yields `(images, targets)`, targets float32 [N, num_classes] as torchvision's MixUp and CutMix
     make them; `batches()` keeps the integer labels and what was drawn (`Batch.mix`). CPU loaders
     only, for now.

@@ -3,7 +3,12 @@
 
 #include "batch.hpp"
 
+#include <conveyor/batch/batch_transform.hpp>
+
+#include <array>
+
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -12,9 +17,9 @@ namespace conveyor_ext {
 
 namespace {
 
-/// What `ops` (("mixup" or "cutmix", alpha, num_classes), ...) with weights `p` draw for batch
+/// What `ops` ((kind, arguments), as batch_op takes them) with weights `p` draw for batch
 /// `batch` of `epoch` of images height x width: the Batch.mix tuple, for the draws' tests.
-Batch::Mix batch_mix_draw(const std::vector<std::tuple<std::string, double, std::int64_t>>& ops,
+Batch::Mix batch_mix_draw(const std::vector<std::pair<std::string, std::vector<double>>>& ops,
                           const std::vector<double>& p, std::uint64_t seed, std::uint64_t epoch, std::uint64_t batch,
                           std::int64_t height, std::int64_t width) {
   const conveyor::MixGeometry g{conveyor::DType::f32, conveyor::Layout::NCHW, 3, height, width};
@@ -25,15 +30,24 @@ Batch::Mix batch_mix_draw(const std::vector<std::tuple<std::string, double, std:
 
 }  // namespace
 
-conveyor::BatchOp batch_op(const std::string& kind, double alpha, std::int64_t num_classes) {
-  if (kind == "mixup") return conveyor::MixUp{.alpha = alpha, .num_classes = num_classes};
-  if (kind == "cutmix") return conveyor::CutMix{.alpha = alpha, .num_classes = num_classes};
-  throw conveyor::ConfigError("unknown batch transform '" + kind + "' (mixup or cutmix)");
+conveyor::BatchOp batch_op(const std::string& kind, const std::vector<double>& a) {
+  const auto classes = [&](std::size_t k) { return static_cast<std::int64_t>(a.at(k)); };
+  if (kind == "mixup" && a.size() == 2) return conveyor::MixUp{.alpha = a[0], .num_classes = classes(1)};
+  if (kind == "cutmix" && a.size() == 2) return conveyor::CutMix{.alpha = a[0], .num_classes = classes(1)};
+  if (kind == "timm" && a.size() == 9) {
+    conveyor::TimmMixup t{.mixup_alpha = a[0], .cutmix_alpha = a[1], .prob = a[4], .switch_prob = a[5],
+                          .correct_lam = a[6] != 0.0, .label_smoothing = a[7], .num_classes = classes(8)};
+    if (a[2] >= 0.0) t.cutmix_minmax = std::array{a[2], a[3]};
+    return t;
+  }
+  throw conveyor::ConfigError("unknown batch transform '" + kind + "' with " + std::to_string(a.size()) +
+                              " arguments (mixup or cutmix: alpha, num_classes; timm: mixup_alpha, cutmix_alpha, "
+                              "minmax low and high or -1, prob, switch_prob, correct_lam, label_smoothing, num_classes)");
 }
 
-std::vector<conveyor::BatchOp> batch_ops(const std::vector<std::tuple<std::string, double, std::int64_t>>& ops) {
+std::vector<conveyor::BatchOp> batch_ops(const std::vector<std::pair<std::string, std::vector<double>>>& ops) {
   std::vector<conveyor::BatchOp> out;
-  for (const auto& [kind, alpha, classes] : ops) out.push_back(batch_op(kind, alpha, classes));
+  for (const auto& [kind, arguments] : ops) out.push_back(batch_op(kind, arguments));
   return out;
 }
 

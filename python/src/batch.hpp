@@ -75,9 +75,11 @@ class Batch {
   conveyor::Batch b_;
 };
 
-/// The C++ batch transform of the package's ("mixup" or "cutmix", alpha, num_classes) tuples.
-/// @throws ConfigError for another kind.
-conveyor::BatchOp batch_op(const std::string& kind, double alpha, std::int64_t num_classes);
-std::vector<conveyor::BatchOp> batch_ops(const std::vector<std::tuple<std::string, double, std::int64_t>>& ops);
+/// The C++ batch transform of the package's (kind, arguments) pairs: ("mixup" or "cutmix", [alpha,
+/// num_classes]) or ("timm", [mixup_alpha, cutmix_alpha, minmax low, minmax high (-1: none), prob,
+/// switch_prob, correct_lam, label_smoothing, num_classes]).
+/// @throws ConfigError for another kind or count.
+conveyor::BatchOp batch_op(const std::string& kind, const std::vector<double>& arguments);
+std::vector<conveyor::BatchOp> batch_ops(const std::vector<std::pair<std::string, std::vector<double>>>& ops);
 
 }  // namespace conveyor_ext

@@ -154,7 +154,7 @@ class Loader {
          std::uintptr_t stream, const std::string& distributed, std::optional<std::uint64_t> rank,
          std::optional<std::uint64_t> world_size, std::uint64_t shard_window, const std::string& decode,
          std::optional<double> gpu_share, const std::string& gpu_upsampling,
-         const std::vector<std::tuple<std::string, double, std::int64_t>>& mixing_ops, const std::vector<double>& batch_p)
+         const std::vector<std::pair<std::string, std::vector<double>>>& mixing_ops, const std::vector<double>& batch_p)
       : core_(std::make_shared<Core>()) {
     conveyor::PipelineOptions o;
     o.batch_size = batch_size;
@@ -269,7 +269,7 @@ void bind_loader(nb::module_& m) {
       .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, bool, const std::string&,
                     int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
                     std::uint64_t, const std::string&, std::optional<double>, const std::string&,
-                    const std::vector<std::tuple<std::string, double, std::int64_t>>&, const std::vector<double>&>(),
+                    const std::vector<std::pair<std::string, std::vector<double>>>&, const std::vector<double>&>(),
            "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "drop_last"_a,
            "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a,
            "decode"_a, "gpu_share"_a, "gpu_upsampling"_a, "batch_ops"_a, "batch_p"_a)

@@ -1,4 +1,5 @@
-"""Loader(batch_transform=...) against torchvision 0.29's MixUp, CutMix and RandomChoice.
+"""Loader(batch_transform=...) against torchvision 0.29's MixUp, CutMix and RandomChoice, and timm's
+Mixup ('batch' mode).
 
 Pixels and targets: a loader's mixed batches equal torchvision's transform applied, with the
 parameters conveyor drew (`Batch.mix`), to the same loader's unmixed batches, bit for bit, in
@@ -30,10 +31,10 @@ def samples():
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "u8": torch.uint8}
 
 
-def loader(samples, batch_transform, dtype, layout="nchw"):
+def loader(samples, batch_transform, dtype, layout="nchw", batch_size=5):
     augment = conveyor.ImageAugment.train(24, dtype=dtype, layout=layout, normalize=None if dtype == "u8" else "imagenet")
-    return conveyor.Loader(samples, batch_size=5, shuffle=True, seed=3, workers=3, transform=augment,
-                           batch_transform=batch_transform)
+    return conveyor.Loader(samples, batch_size=batch_size, shuffle=True, seed=3, workers=3, transform=augment,
+                           batch_transform=batch_transform, drop_last=batch_size % 2 == 0)
 
 
 def torchvision_mixed(transform, images, labels, mix, layout="nchw"):
@@ -94,6 +95,14 @@ def test_the_loop_yields_images_and_soft_targets(samples):
         assert torch.allclose(targets.sum(dim=1), torch.ones(targets.shape[0]))
 
 
+def mixup_op(alpha):
+    return ("mixup", [alpha, CLASSES])
+
+
+def cutmix_op(alpha):
+    return ("cutmix", [alpha, CLASSES])
+
+
 def draws(ops, p, n, height=37, width=53):
     return [conveyor._conveyor.batch_mix_draw(ops, p, seed=5, epoch=1, batch=b, height=height, width=width)
             for b in range(n)]
@@ -123,7 +132,7 @@ def test_mixup_lambda_is_torchvisions_distribution(alpha):
     torch.manual_seed(2)
     mixup = v2.MixUp(alpha=alpha, num_classes=CLASSES)
     theirs = [mixup.make_params([])["lam"] for _ in range(N)]
-    ours = [d[1] for d in draws([("mixup", alpha, CLASSES)], [], N)]
+    ours = [d[1] for d in draws([mixup_op(alpha)], [], N)]
     same_distribution(theirs, ours, f"MixUp({alpha}) lambda")
 
 
@@ -132,7 +141,7 @@ def test_cutmix_box_is_torchvisions_distribution():
     cutmix = v2.CutMix(alpha=1.0, num_classes=CLASSES)
     image = torch.zeros(1, 3, 37, 53)
     theirs = [cutmix.make_params([image]) for _ in range(N)]
-    ours = draws([("cutmix", 1.0, CLASSES)], [], N)
+    ours = draws([cutmix_op(1.0)], [], N)
     for k, name in enumerate(("x1", "y1", "x2", "y2")):
         same_distribution([t["box"][k] for t in theirs], [d[3][k] for d in ours], f"CutMix {name}")
     same_distribution([t["lam_adjusted"] for t in theirs], [d[2] for d in ours], "CutMix lam_adjusted")
@@ -146,7 +155,7 @@ def test_random_choice_picks_as_torchvision(p):
     choice = v2.RandomChoice([v2.MixUp(alpha=1.0, num_classes=CLASSES), v2.CutMix(alpha=1.0, num_classes=CLASSES)], p=p)
     theirs = collections.Counter(type(choice.transforms[int(torch.multinomial(torch.tensor(choice.p), 1))]).__name__
                                  for _ in range(N))
-    ours = collections.Counter(d[0] for d in draws([("mixup", 1.0, CLASSES), ("cutmix", 1.0, CLASSES)], p or [], N))
+    ours = collections.Counter(d[0] for d in draws([mixup_op(1.0), cutmix_op(1.0)], p or [], N))
     for op in ("MixUp", "CutMix"):
         pa, pb = theirs[op] / N, ours[op] / N
         bound = 5 * math.sqrt(max((pa + pb) / 2 * (1 - (pa + pb) / 2), 1e-4) * 2 / N)
@@ -163,3 +172,92 @@ def test_batch_transforms_it_cannot_run_are_refused_by_name(samples):
     if conveyor.has_cuda_backend():
         with pytest.raises(conveyor.ConfigError, match="batch_transform runs on the CPU backend"):
             conveyor.Loader(samples, batch_size=4, device="cuda", batch_transform=v2.MixUp(num_classes=5))
+
+
+# timm's Mixup, 'batch' mode: pairs i with N - 1 - i, one lambda a batch (float64), label smoothing.
+timm_mixup = pytest.importorskip("timm.data.mixup")
+
+
+def timm_mixed(mixer, images, labels, mix, monkeypatch):
+    """timm's own Mixup.__call__ on an unmixed batch, with conveyor's draw: its per-batch parameters
+    and box patched to what conveyor drew (its lambda correction left to timm)."""
+    op, lam, _, (x1, y1, x2, y2) = mix
+    monkeypatch.setattr(mixer, "_params_per_batch", lambda: (lam, op == "CutMix"))
+    monkeypatch.setattr(timm_mixup, "rand_bbox", lambda shape, lam, margin=0.0, count=None: (y1, y2, x1, x2))
+    monkeypatch.setattr(timm_mixup, "rand_bbox_minmax", lambda shape, minmax, count=None: (y1, y2, x1, x2))
+    return mixer(images.clone(), labels)
+
+
+@pytest.mark.parametrize("dtype,kwargs", [
+    ("f32", dict(mixup_alpha=0.8, cutmix_alpha=1.0, label_smoothing=0.1)),
+    ("bf16", dict(mixup_alpha=0.8, cutmix_alpha=1.0, prob=0.7, switch_prob=0.3, label_smoothing=0.2)),
+    ("f16", dict(mixup_alpha=1.0, cutmix_alpha=0.0, label_smoothing=0.0)),
+    ("f32", dict(mixup_alpha=0.0, cutmix_alpha=1.0, correct_lam=False)),
+    ("u8", dict(mixup_alpha=0.0, cutmix_minmax=(0.2, 0.8))),
+])
+def test_timm_batch_mode_equals_timms_on_the_same_draw(samples, dtype, kwargs, monkeypatch):
+    mixer = timm_mixup.Mixup(num_classes=CLASSES, **kwargs)
+    plain = [(torch.from_dlpack(b.images).clone(), torch.from_dlpack(b.labels))
+             for b in loader(samples, None, dtype, batch_size=6).batches()]
+    ops = collections.Counter()
+    for (images, labels), batch in zip(plain, loader(samples, mixer, dtype, batch_size=6).batches()):
+        ops[batch.mix[0]] += 1
+        if batch.mix[0] is None:  # not mixed (prob): timm with lambda 1
+            monkeypatch.setattr(mixer, "_params_per_batch", lambda: (1.0, False))
+            theirs_images, theirs_targets = mixer(images.clone(), labels)
+        else:
+            theirs_images, theirs_targets = timm_mixed(mixer, images, labels, batch.mix, monkeypatch)
+        monkeypatch.undo()
+        assert torch.equal(torch.from_dlpack(batch.images), theirs_images), f"batch {batch.number}: {batch.mix}"
+        assert torch.equal(torch.from_dlpack(batch.targets), theirs_targets), f"batch {batch.number}: {batch.mix}"
+    assert sum(ops.values()) == 2  # 13 photos in batches of 6, the last (of 1) dropped: timm needs even batches
+
+
+def timm_draws(n, **kwargs):
+    """n of conveyor's draws for a timm Mixup with these arguments (timm's names)."""
+    a = dict(mixup_alpha=1.0, cutmix_alpha=0.0, cutmix_minmax=None, prob=1.0, switch_prob=0.5, correct_lam=True,
+             label_smoothing=0.1)
+    a.update(kwargs)
+    minmax = [-1.0, -1.0] if a["cutmix_minmax"] is None else list(a["cutmix_minmax"])
+    op = ("timm", [a["mixup_alpha"], a["cutmix_alpha"], *minmax, a["prob"], a["switch_prob"], float(a["correct_lam"]),
+                   a["label_smoothing"], CLASSES])
+    return draws([op], [], n)
+
+
+@pytest.mark.parametrize("kwargs", [dict(mixup_alpha=0.8, cutmix_alpha=1.0, prob=0.8, switch_prob=0.3),
+                                    dict(mixup_alpha=0.0, cutmix_alpha=1.0),
+                                    dict(mixup_alpha=0.0, cutmix_minmax=(0.2, 0.8))])
+def test_timm_draws_are_timms_distribution(kwargs):
+    """Which op, lambda, the box and the labels' lambda, against timm's own draws (numpy seeded)."""
+    import numpy
+    numpy.random.seed(5)
+    mixer = timm_mixup.Mixup(num_classes=CLASSES, **kwargs)
+    theirs = []
+    for _ in range(N):
+        lam, use_cutmix = mixer._params_per_batch()
+        box, label_lam = (0, 0, 0, 0), lam
+        if use_cutmix:
+            (yl, yh, xl, xh), label_lam = timm_mixup.cutmix_bbox_and_lam(
+                (37, 53), lam, ratio_minmax=mixer.cutmix_minmax, correct_lam=mixer.correct_lam)
+            box = (int(xl), int(yl), int(xh), int(yh))
+        theirs.append(("CutMix" if use_cutmix else ("MixUp" if lam != 1.0 else None), lam, float(label_lam), box))
+    ours = timm_draws(N, **kwargs)
+    for op in ("MixUp", "CutMix", None):
+        pa, pb = sum(t[0] == op for t in theirs) / N, sum(d[0] == op for d in ours) / N
+        assert abs(pa - pb) <= 5 * math.sqrt(max((pa + pb) / 2 * (1 - (pa + pb) / 2), 1e-4) * 2 / N), op
+    for op in ("MixUp", "CutMix"):
+        a, b = [t for t in theirs if t[0] == op], [d for d in ours if d[0] == op]
+        if len(a) < 100:
+            continue
+        same_distribution([t[1] for t in a], [d[1] for d in b], f"{op} lambda")
+        same_distribution([t[2] for t in a], [d[2] for d in b], f"{op} labels' lambda")
+        if op == "CutMix":
+            for k, name in enumerate(("x1", "y1", "x2", "y2")):
+                same_distribution([t[3][k] for t in a], [d[3][k] for d in b], f"CutMix {name}")
+
+
+def test_timm_modes_it_cannot_run_are_refused(samples):
+    with pytest.raises(conveyor.ConfigError, match="mode='pair': conveyor runs timm's 'batch' mode"):
+        loader(samples, timm_mixup.Mixup(mode="pair", num_classes=CLASSES), "f32")
+    with pytest.raises(conveyor.ConfigError, match="with mixup_alpha > 0 the images must be floating point"):
+        loader(samples, timm_mixup.Mixup(num_classes=CLASSES), "u8")

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -89,13 +90,14 @@ Epoch run(Pipe& pipe, std::uint64_t epoch, std::uint64_t first = 0) {
   return e;
 }
 
-/// torchvision's MixUp and CutMix written out of place, sample by sample, on an unmixed batch.
+/// torchvision's MixUp and CutMix (and timm's, whose pairs differ) written out of place, sample by
+/// sample, on an unmixed batch.
 std::vector<std::byte> mixed_by_reference(const std::vector<std::byte>& x, const MixGeometry& g, const BatchMix& m) {
   const std::size_t bytes = g.sample_bytes(), n = x.size() / bytes;
   std::vector<std::byte> out = x;
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::byte> self(x.begin() + std::ptrdiff_t(i * bytes), x.begin() + std::ptrdiff_t((i + 1) * bytes));
-    const std::byte* partner = x.data() + BatchMix::partner(i, n) * bytes;
+    const std::byte* partner = x.data() + m.partner(i, n) * bytes;
     mix_sample(self.data(), partner, g, m);
     std::memcpy(out.data() + i * bytes, self.data(), bytes);
   }
@@ -112,12 +114,12 @@ TEST_CASE("MixUp's lambda follows Beta(alpha, alpha), rounded to float32 as torc
     for (std::uint64_t b = 0; b < 20000; ++b) {
       const BatchMix m = t.draw(7, 3, b, image(224, 224));
       REQUIRE(m.kind == BatchMix::Kind::mixup);
-      REQUIRE(m.label_lam == double(m.lam));
+      REQUIRE(m.label_lam == m.lam);
       // The variate itself, before float32 rounds it: a Beta(0.2, 0.2) puts 1.6 % of its mass within
       // float32's half ulp of 1, which the rounding turns into an atom at 1.
       CounterRng rng(7, 3, b, RngOp::batch_transform);
       const double lam = detail::beta_variate(rng, alpha, alpha);
-      REQUIRE(m.lam == static_cast<float>(lam));
+      REQUIRE(m.lam == double(static_cast<float>(lam)));
       REQUIRE((lam >= 0.0 && lam <= 1.0));
       lams.push_back(lam);
     }
@@ -182,6 +184,13 @@ TEST_CASE("Soft targets are torchvision's one-hot mix in float32, also when a sa
   CHECK(row == std::vector<float>{0, 0, 0, other + own, 0});
   mix_target(labels, 2, row.data(), 5, m);
   CHECK(row == std::vector<float>{own, 0, 0, other, 0});
+  // timm's smoothed rows: every class off * lam + off * (1 - lam), the two labels on in their turn.
+  m.on_value = float(1.0 - 0.1 + 0.1 / 5);
+  m.off_value = float(0.1 / 5);
+  m.pairing = BatchMix::Pairing::mirror;  // sample 0 with sample 3 (class 4)
+  mix_target(labels, 0, row.data(), 5, m);
+  const float off = m.off_value * other + m.off_value * own;
+  CHECK(row == std::vector<float>{off, off, off, m.off_value * other + m.on_value * own, m.on_value * other + m.off_value * own});
   const std::vector<std::int64_t> bad{1, 5};
   CHECK_THROWS_WITH(mix_target(bad, 0, row.data(), 5, m), Catch::Contains("batch position 1 has label 5"));
 }
@@ -200,6 +209,9 @@ TEST_CASE("A pipeline's mixed batches are its unmixed batches mixed as torchvisi
       {DType::f16, Layout::NCHW, MixUp{.alpha = 1.0, .num_classes = 5}},
       {DType::u8, Layout::NHWC, CutMix{.alpha = 1.0, .num_classes = 5}},
       {DType::f32, Layout::NCHW, BatchTransform({MixUp{.alpha = 0.2, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}})},
+      {DType::f32, Layout::NHWC, TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .prob = 0.9, .num_classes = 5}},
+      {DType::bf16, Layout::NCHW, TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 0.0, .num_classes = 5}},
+      {DType::u8, Layout::NCHW, TimmMixup{.mixup_alpha = 0.0, .cutmix_minmax = std::array{0.2, 0.8}, .num_classes = 5}},
   };
   for (const Case& c : cases) {
     CAPTURE(to_string(c.dtype), to_string(c.layout));
@@ -217,12 +229,12 @@ TEST_CASE("A pipeline's mixed batches are its unmixed batches mixed as torchvisi
       for (std::size_t b = 0; b < e.images.size(); ++b) {
         CAPTURE(b);
         const BatchMix& m = e.mixes[b];
-        REQUIRE(m.kind != BatchMix::Kind::none);
+        if (m.kind == BatchMix::Kind::none) CHECK(m.pairing == BatchMix::Pairing::mirror);  // timm's prob
         const BatchMix drawn = c.transform.draw(11, 2, b, g);
         CHECK((m.kind == drawn.kind && m.lam == drawn.lam && m.x1 == drawn.x1 && m.y1 == drawn.y1 && m.x2 == drawn.x2 &&
                m.y2 == drawn.y2));
         CHECK(e.images[b] == mixed_by_reference(reference.images[b], g, m));
-        CHECK(e.images[b] != reference.images[b]);
+        CHECK((e.images[b] != reference.images[b]) == (m.kind != BatchMix::Kind::none));
         CHECK(e.labels[b] == reference.labels[b]);
         const std::size_t n = e.labels[b].size();
         REQUIRE(e.targets[b].size() == n * 5);
@@ -238,9 +250,13 @@ TEST_CASE("A pipeline's mixed batches are its unmixed batches mixed as torchvisi
       CHECK(resumed.images[0] == e.images[1]);
       CHECK(resumed.targets[1] == e.targets[2]);
       // The stats time the batch transform as a stage of its own, counting the samples it mixed.
+      std::uint64_t mixed_samples = 0;
+      for (const Epoch* run_ : {&e, &resumed})
+        for (std::size_t k = 0; k < run_->mixes.size(); ++k)
+          if (run_->mixes[k].kind != BatchMix::Kind::none) mixed_samples += run_->labels[k].size();
       const PipelineStats st = mixed.stats();
       REQUIRE(st.stages.back().name == "batch_transform");
-      CHECK(st.stages.back().count == 23 + 15);
+      CHECK(st.stages.back().count == mixed_samples);
       CHECK(st.stages.back().seconds > 0);
     }
   }

@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// What a batch transform drew for one batch (`BatchMix`), and the batch's images as a batch
-/// transform sees them (`MixGeometry`). Both MixUp and CutMix pair sample i with sample i - 1 (the
-/// first with the last), as torchvision's `roll(1, 0)` does.
+/// transform sees them (`MixGeometry`). torchvision's MixUp and CutMix pair sample i with sample
+/// i - 1 (the first with the last: `roll(1, 0)`), timm's Mixup with sample N - 1 - i (`flip(0)`).
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/tensor.hpp>
@@ -14,16 +14,20 @@ namespace conveyor {
 inline namespace v0 {
 
 /// One batch's draw. `Batch::mix()` gives it, so a user can build targets of their own: sample i
-/// is mixed with `partner(i)`, its label weighs `label_lam` and the partner's `1 - label_lam`.
+/// is mixed with `partner(i, N)`, its label weighs `label_lam` and the partner's `1 - label_lam`.
 struct BatchMix {
   enum class Kind : std::uint8_t { none, mixup, cutmix };
+  enum class Pairing : std::uint8_t { previous, mirror };
   Kind kind = Kind::none;
-  float lam = 1.0f;        ///< MixUp: the sample's own weight in its pixels (torch's float32 draw)
+  Pairing pairing = Pairing::previous;
+  double lam = 1.0;        ///< MixUp: the sample's own weight in its pixels (as the reference's Python float)
   double label_lam = 1.0;  ///< the sample's own weight in its target: MixUp's lam, CutMix's area outside the box
   std::int64_t x1 = 0, y1 = 0, x2 = 0, y2 = 0;  ///< CutMix: columns [x1, x2) of rows [y1, y2) come from the partner
+  float on_value = 1.0f, off_value = 0.0f;       ///< a label's one-hot values (timm's label smoothing)
 
   /// The sample sample `i` of a batch of `count` is mixed with.
-  [[nodiscard]] static constexpr std::size_t partner(std::size_t i, std::size_t count) noexcept {
+  [[nodiscard]] constexpr std::size_t partner(std::size_t i, std::size_t count) const noexcept {
+    if (pairing == Pairing::mirror) return count - 1 - i;
     return i == 0 ? count - 1 : i - 1;
   }
 };

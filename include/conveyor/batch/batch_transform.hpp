@@ -11,6 +11,7 @@
 #include <conveyor/batch/batch_mix.hpp>
 #include <conveyor/batch/cutmix.hpp>
 #include <conveyor/batch/mixup.hpp>
+#include <conveyor/batch/timm_mixup.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/core/rng.hpp>
 #include <conveyor/ops/exact_float.hpp>
@@ -27,7 +28,7 @@
 namespace conveyor {
 inline namespace v0 {
 
-using BatchOp = std::variant<MixUp, CutMix>;
+using BatchOp = std::variant<MixUp, CutMix, TimmMixup>;
 
 struct BatchTransform {
   std::vector<BatchOp> choices;  ///< one is picked per batch; a single op is always applied
@@ -36,6 +37,7 @@ struct BatchTransform {
   BatchTransform() = default;
   BatchTransform(MixUp m) : choices{m} {}   // NOLINT: `.batch_transform = MixUp{...}` reads as torchvision
   BatchTransform(CutMix c) : choices{c} {}  // NOLINT
+  BatchTransform(TimmMixup t) : choices{t} {}  // NOLINT
   BatchTransform(std::vector<BatchOp> ops, std::vector<double> weights = {}) : choices(std::move(ops)), p(std::move(weights)) {}
 
   /// The width of the soft targets.
@@ -45,7 +47,7 @@ struct BatchTransform {
 
   /// @throws ConfigError naming the first invalid choice or weight.
   void validate(const MixGeometry& g) const {
-    if (choices.empty()) throw ConfigError("batch_transform: pass at least one of MixUp and CutMix");
+    if (choices.empty()) throw ConfigError("batch_transform: pass at least one of MixUp, CutMix and TimmMixup");
     for (std::size_t k = 0; k < choices.size(); ++k) {
       std::visit([&](const auto& op) {
         try {
@@ -100,26 +102,43 @@ struct BatchTransform {
   }
 };
 
-/// Mixes sample `self` (in place) with `partner`, sample i - 1 as it was before the batch transform.
+/// Mixes sample `self` (in place) with `partner`, sample i - 1 as it was before the batch transform
+/// (`Pairing::previous`).
 inline void mix_sample(void* self, const void* partner, const MixGeometry& g, const BatchMix& m) noexcept {
   if (m.kind == BatchMix::Kind::mixup) MixUp::apply(self, partner, g, m);
   if (m.kind == BatchMix::Kind::cutmix) CutMix::apply(self, partner, g, m);
 }
 
-/// Row `i` of the soft targets [count, num_classes] from the batch's integer labels, as torchvision
-/// computes `one_hot(labels).float().roll(1, 0).mul_(1 - lam).add_(one_hot.mul(lam))` in float32.
+/// Mixes samples i and N - 1 - i with each other, both in place (`Pairing::mirror`).
+inline void mix_pair(void* a, void* b, const MixGeometry& g, const BatchMix& m) noexcept {
+  if (m.kind == BatchMix::Kind::mixup) MixUp::apply_both(a, b, g, m);  // a == b (an odd batch's middle): itself
+  if (a == b) return;
+  if (m.kind == BatchMix::Kind::cutmix) CutMix::apply_both(a, b, g, m);
+}
+
+/// Row `i` of the soft targets [count, num_classes] from the batch's integer labels, as the
+/// references compute them in float32: one-hot rows of `on_value` and `off_value` (torchvision's
+/// 1 and 0; timm's smoothed ones), each multiplied by its weight (`label_lam` for the sample's own,
+/// `1 - label_lam` for its partner's, each rounded to float32 as torch casts a Python scalar) and
+/// the two products added.
 /// @throws Error naming the sample whose label is outside [0, num_classes).
 inline void mix_target(std::span<const std::int64_t> labels, std::size_t i, float* row, std::int64_t num_classes,
                        const BatchMix& m) {
-  const std::size_t j = BatchMix::partner(i, labels.size());
+  using ops::exact::add;
+  using ops::exact::mul;
+  const std::size_t j = m.partner(i, labels.size());
   for (const std::size_t k : {i, j})
     if (labels[k] < 0 || labels[k] >= num_classes)
       throw Error("batch_transform: the sample at batch position " + std::to_string(k) + " has label " +
                   std::to_string(labels[k]) + ", outside [0, num_classes = " + std::to_string(num_classes) + ")");
   const float own = static_cast<float>(m.label_lam), other = static_cast<float>(1.0 - m.label_lam);
-  std::fill(row, row + num_classes, 0.0f);
-  row[labels[j]] = other;
-  row[labels[i]] = labels[i] == labels[j] ? ops::exact::add(other, own) : own;
+  const float own_off = mul(m.off_value, own), other_off = mul(m.off_value, other), off = add(other_off, own_off);
+  std::fill(row, row + num_classes, off);
+  const auto value = [&](std::int64_t c) {
+    return add(mul(c == labels[j] ? m.on_value : m.off_value, other), mul(c == labels[i] ? m.on_value : m.off_value, own));
+  };
+  row[labels[j]] = value(labels[j]);
+  row[labels[i]] = value(labels[i]);
 }
 
 }  // namespace v0

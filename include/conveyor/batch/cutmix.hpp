@@ -55,15 +55,26 @@ struct CutMix {
 
   /// Copies the box of `partner` (sample i - 1 as it was before the batch transform) into `self`.
   static void apply(void* self, const void* partner, const MixGeometry& g, const BatchMix& m) noexcept {
+    for_each_box_row(g, m, [&](std::size_t at, std::size_t bytes) {
+      std::memcpy(static_cast<std::byte*>(self) + at, static_cast<const std::byte*>(partner) + at, bytes);
+    });
+  }
+  /// Swaps the boxes of `a` and `b` (timm's mirrored pairs).
+  static void apply_both(void* a, void* b, const MixGeometry& g, const BatchMix& m) noexcept {
+    for_each_box_row(g, m, [&](std::size_t at, std::size_t bytes) {
+      auto* x = static_cast<std::byte*>(a) + at;
+      std::swap_ranges(x, x + bytes, static_cast<std::byte*>(b) + at);
+    });
+  }
+
+  /// `row(byte offset, bytes)` for each contiguous row of the box in a sample.
+  template <class Row>
+  static void for_each_box_row(const MixGeometry& g, const BatchMix& m, Row row) {
     if (m.x2 <= m.x1 || m.y2 <= m.y1) return;
     const std::size_t e = dtype_size(g.dtype);
-    auto* x = static_cast<std::byte*>(self);
-    const auto* p = static_cast<const std::byte*>(partner);
     const auto rows = [&](std::int64_t plane_offset, std::int64_t row_elems, std::int64_t col, std::int64_t cols) {
-      for (std::int64_t y = m.y1; y < m.y2; ++y) {
-        const std::size_t at = static_cast<std::size_t>(plane_offset + y * row_elems + col) * e;
-        std::memcpy(x + at, p + at, static_cast<std::size_t>(cols) * e);
-      }
+      for (std::int64_t y = m.y1; y < m.y2; ++y)
+        row(static_cast<std::size_t>(plane_offset + y * row_elems + col) * e, static_cast<std::size_t>(cols) * e);
     };
     if (g.layout == Layout::NCHW) {
       for (std::int64_t c = 0; c < g.channels; ++c) rows(c * g.height * g.width, g.width, m.x1, m.x2 - m.x1);

@@ -54,25 +54,44 @@ struct MixUp {
   /// Blends `self` (sample i, in place) with `partner` (sample i - 1 as it was before the batch
   /// transform), one sample's elements.
   static void apply(void* self, const void* partner, const MixGeometry& g, const BatchMix& m) noexcept {
+    blend(self, partner, nullptr, g, m);
+  }
+  /// Blends `a` and `b` with each other, both in place (timm's mirrored pairs).
+  static void apply_both(void* a, void* b, const MixGeometry& g, const BatchMix& m) noexcept { blend(a, b, b, g, m); }
+
+ private:
+  /// x = x * lam + partner * (1 - lam), each product rounded to the images' dtype, for every
+  /// element of `x`; and, when `partner_out` is given (it is `partner`), the partner's own blend too.
+  static void blend(void* x_, const void* partner_, void* partner_out, const MixGeometry& g, const BatchMix& m) noexcept {
     using ops::exact::add;
     using ops::exact::mul;
-    const float own = m.lam, other = static_cast<float>(1.0 - static_cast<double>(m.lam));
+    const float own = static_cast<float>(m.lam), other = static_cast<float>(1.0 - m.lam);
     const std::size_t n = static_cast<std::size_t>(g.channels * g.height * g.width);
     if (g.dtype == DType::f32) {
-      auto* x = static_cast<float*>(self);
-      const auto* p = static_cast<const float*>(partner);
-      for (std::size_t e = 0; e < n; ++e) x[e] = add(mul(p[e], other), mul(x[e], own));
+      auto* x = static_cast<float*>(x_);
+      const auto* p = static_cast<const float*>(partner_);
+      auto* q = static_cast<float*>(partner_out);
+      for (std::size_t e = 0; e < n; ++e) {
+        const float a = x[e], b = p[e];
+        x[e] = add(mul(b, other), mul(a, own));
+        if (q) q[e] = add(mul(a, other), mul(b, own));
+      }
       return;
     }
     // float16 / bfloat16: torch's ops compute in float32 and round to the dtype after each.
     const bool half = g.dtype == DType::f16;
     const auto widen = [half](std::uint16_t v) { return half ? ops::f16_to_float(v) : ops::bf16_to_float(v); };
     const auto narrow = [half](float v) { return half ? ops::to_f16_bits(v) : ops::to_bf16_bits(v); };
-    auto* x = static_cast<std::uint16_t*>(self);
-    const auto* p = static_cast<const std::uint16_t*>(partner);
+    const auto mixed = [&](float a, float b) {
+      return narrow(add(widen(narrow(mul(b, other))), widen(narrow(mul(a, own)))));
+    };
+    auto* x = static_cast<std::uint16_t*>(x_);
+    const auto* p = static_cast<const std::uint16_t*>(partner_);
+    auto* q = static_cast<std::uint16_t*>(partner_out);
     for (std::size_t e = 0; e < n; ++e) {
-      const float a = widen(narrow(mul(widen(p[e]), other))), b = widen(narrow(mul(widen(x[e]), own)));
-      x[e] = narrow(add(a, b));
+      const float a = widen(x[e]), b = widen(p[e]);
+      x[e] = mixed(a, b);
+      if (q) q[e] = mixed(b, a);
     }
   }
 };

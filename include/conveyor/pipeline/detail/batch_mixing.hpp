@@ -1,9 +1,10 @@
 #pragma once
 /// @file
-/// A batch transform on the CPU backend, split over the workers. Mixing is in place and pairs
-/// sample i with sample i - 1, so a chunk [a, b) of positions is mixed from its end down (each
+/// A batch transform on the CPU backend, split over the workers, in place. Pairing sample i with
+/// sample i - 1 (torchvision's), a chunk [a, b) of positions is mixed from its end down (each
 /// sample's partner is still unmixed when it is read), and its first sample's partner, the last of
-/// the chunk before (the batch's last, for the first chunk), is copied aside before any chunk starts.
+/// the chunk before (the batch's last, for the first chunk), is copied aside before any chunk
+/// starts. Pairing i with N - 1 - i (timm's), a chunk is a range of pairs, each mixed at once.
 
 #include <conveyor/config.hpp>
 #include <conveyor/batch/batch_mix.hpp>
@@ -57,29 +58,44 @@ class BatchMixing {
     }
   }
 
-  /// Draws the slot's batch's mix, writes its soft targets and copies each chunk's first partner
-  /// aside; returns the number of chunks.
+  /// Draws the slot's batch's mix, writes its soft targets and, pairing with the previous sample,
+  /// copies each chunk's first partner aside; returns the number of chunks (0: nothing to mix).
   /// @throws Error for a label outside [0, num_classes).
   std::size_t cut(Slot& s) const {
     s.mix = t_.draw(seed_, s.epoch, s.batch, g_);
     const auto classes = static_cast<std::size_t>(num_classes());
     const std::span<const std::int64_t> labels(s.labels.data(), s.count);
     for (std::size_t i = 0; i < s.count; ++i) mix_target(labels, i, s.targets.data() + i * classes, num_classes(), s.mix);
-    const std::size_t chunks = std::min(chunks_, s.count), bytes = g_.sample_bytes();
-    for (std::size_t k = 0; k < chunks; ++k)
-      std::memcpy(s.boundaries.data() + k * bytes, sample(s, BatchMix::partner(start(k, chunks, s.count), s.count)), bytes);
+    if (s.mix.kind == BatchMix::Kind::none) return 0;
+    const std::size_t chunks = std::min(chunks_, units(s)), bytes = g_.sample_bytes();
+    if (s.mix.pairing == BatchMix::Pairing::previous)
+      for (std::size_t k = 0; k < chunks; ++k)
+        std::memcpy(s.boundaries.data() + k * bytes, sample(s, s.mix.partner(start(k, chunks, s.count), s.count)), bytes);
     return chunks;
   }
 
-  /// Mixes chunk `k` of the slot's batch; returns its sample count.
+  /// Mixes chunk `k` of the slot's batch; returns how many samples it mixed.
   std::size_t mix(Slot& s, std::size_t k) const {
-    const std::size_t a = start(k, s.mix_chunks, s.count), b = start(k + 1, s.mix_chunks, s.count);
+    const std::size_t n = units(s), a = start(k, s.mix_chunks, n), b = start(k + 1, s.mix_chunks, n);
+    if (s.mix.pairing == BatchMix::Pairing::mirror) {
+      std::size_t samples = 0;
+      for (std::size_t i = a; i < b; ++i) {
+        const std::size_t j = s.count - 1 - i;
+        mix_pair(sample(s, i), sample(s, j), g_, s.mix);
+        samples += i == j ? 1 : 2;
+      }
+      return samples;
+    }
     for (std::size_t i = b; i-- > a + 1;) mix_sample(sample(s, i), sample(s, i - 1), g_, s.mix);
     mix_sample(sample(s, a), s.boundaries.data() + k * g_.sample_bytes(), g_, s.mix);
     return b - a;
   }
 
  private:
+  /// What chunks divide: samples, or pairs (the middle sample of an odd batch its own pair).
+  [[nodiscard]] static std::size_t units(const Slot& s) noexcept {
+    return s.mix.pairing == BatchMix::Pairing::mirror ? (s.count + 1) / 2 : s.count;
+  }
   [[nodiscard]] static std::size_t start(std::size_t k, std::size_t chunks, std::size_t count) noexcept {
     return k * count / chunks;
   }
