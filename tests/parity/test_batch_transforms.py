@@ -93,6 +93,10 @@ def test_the_loop_yields_images_and_soft_targets(samples):
         assert images.shape[0] == targets.shape[0]
         assert targets.dtype == torch.float32
         assert torch.allclose(targets.sum(dim=1), torch.ones(targets.shape[0]))
+    # conveyor.transforms' names, a RandomChoice with weights among them: p = (0, 1) is CutMix always.
+    choice = T.RandomChoice([T.MixUp(alpha=0.5, num_classes=CLASSES), T.CutMix(alpha=1.0, num_classes=CLASSES)],
+                            p=[0.0, 1.0])
+    assert {b.mix[0] for b in loader(samples, choice, "f32").batches()} == {"CutMix"}
 
 
 def mixup_op(alpha):
