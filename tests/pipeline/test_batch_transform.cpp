@@ -152,6 +152,36 @@ TEST_CASE("CutMix's box has half sizes int(r W) and int(r H), is clamped to the 
   }
 }
 
+TEST_CASE("timm's Mixup mixes with probability prob, CutMix with switch_prob, and pairs i with N - 1 - i",
+          "[batch_transform]") {
+  const BatchTransform t = TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .prob = 0.6, .switch_prob = 0.25,
+                                     .label_smoothing = 0.1, .num_classes = 10};
+  std::size_t mixed = 0, cut = 0;
+  const std::size_t n = 40000;
+  for (std::uint64_t b = 0; b < n; ++b) {
+    const BatchMix m = t.draw(3, 0, b, image(32, 48));
+    REQUIRE(m.pairing == BatchMix::Pairing::mirror);
+    REQUIRE(m.partner(0, 6) == 5);
+    REQUIRE(m.partner(2, 5) == 2);
+    REQUIRE(m.off_value == float(0.1 / 10));
+    REQUIRE(m.on_value == float(1.0 - 0.1 + 0.1 / 10));
+    if (m.kind == BatchMix::Kind::none) {
+      REQUIRE(m.lam == 1.0);
+      continue;
+    }
+    ++mixed;
+    if (m.kind != BatchMix::Kind::cutmix) continue;
+    ++cut;
+    // rand_bbox: rows [cy - cut // 2, cy + (cut + 1) // 2) clipped; correct_lam from the clipped area.
+    const auto cut_h = std::int64_t(32 * std::sqrt(1.0 - m.lam));
+    CHECK(m.y2 - m.y1 <= cut_h);
+    if (m.y1 > 0 && m.y2 < 32) CHECK(m.y2 - m.y1 == cut_h);
+    CHECK(m.label_lam == 1.0 - double((m.y2 - m.y1) * (m.x2 - m.x1)) / (32.0 * 48.0));
+  }
+  CHECK(conveyor_test::binomial_fits(mixed, n, 0.6));
+  CHECK(conveyor_test::binomial_fits(cut, mixed, 0.25));
+}
+
 TEST_CASE("A choice of batch transforms picks each with its weight, from the batch's own stream", "[batch_transform]") {
   const BatchTransform t({MixUp{.alpha = 0.2, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}}, {1.0, 3.0});
   double cutmix = 0;
@@ -281,6 +311,15 @@ TEST_CASE("A pipeline refuses a batch transform it cannot run, naming it", "[bat
                     Catch::Contains("p needs one weight per choice (2), got 1"));
   CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW), MixUp{.alpha = 1.0, .num_classes = 5}, 0),
                     Catch::Contains("batch_transform runs on the CPU backend"));
+  CHECK_THROWS_WITH(make(augment(DType::u8, Layout::NCHW), TimmMixup{.mixup_alpha = 0.8, .num_classes = 5}),
+                    Catch::Contains("timm Mixup: with mixup_alpha > 0 the images must be floating point"));
+  CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW), TimmMixup{.mixup_alpha = 0.0, .cutmix_alpha = 0.0}),
+                    Catch::Contains("one of mixup_alpha > 0, cutmix_alpha > 0 and cutmix_minmax must be set"));
+  CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW, 4),
+                         TimmMixup{.cutmix_minmax = std::array{0.1, 0.2}, .num_classes = 5}),
+                    Catch::Contains("cutmix_minmax gives no box size for a side of 4"));
+  CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW), TimmMixup{.prob = 1.5, .num_classes = 5}),
+                    Catch::Contains("prob, switch_prob and label_smoothing must be in [0, 1]"));
 }
 
 TEST_CASE("A label outside num_classes fails its batch, naming the position; the loop goes on", "[batch_transform][pipeline]") {
