@@ -9,7 +9,6 @@ between the two, drawn many times by conveyor (the extension's `batch_mix_draw`)
 the 0.001 level, five standard errors a category). Both sides are seeded: the outcome is fixed.
 """
 import collections
-import math
 import pathlib
 
 import pytest
@@ -19,6 +18,7 @@ pytest.importorskip("torchvision")
 v2 = pytest.importorskip("torchvision.transforms.v2")
 import conveyor  # noqa: E402
 from conveyor import transforms as T  # noqa: E402
+from distributions import same_categories, same_distribution  # noqa: E402
 
 CLASSES = 5
 
@@ -112,22 +112,6 @@ def draws(ops, p, n, height=37, width=53):
             for b in range(n)]
 
 
-def same_distribution(a, b, what):
-    """Two-sample Kolmogorov-Smirnov distance under its 0.001-level bound."""
-    a, b = sorted(a), sorted(b)
-    i = j = 0
-    d = 0.0
-    while i < len(a) and j < len(b):
-        v = min(a[i], b[j])
-        while i < len(a) and a[i] == v:
-            i += 1
-        while j < len(b) and b[j] == v:
-            j += 1
-        d = max(d, abs(i / len(a) - j / len(b)))
-    bound = 1.95 * math.sqrt((len(a) + len(b)) / (len(a) * len(b)))
-    assert d < bound, f"{what}: KS distance {d:.4f} >= {bound:.4f}"
-
-
 N = 6000
 
 
@@ -157,13 +141,9 @@ def test_cutmix_box_is_torchvisions_distribution():
 def test_random_choice_picks_as_torchvision(p):
     torch.manual_seed(4)
     choice = v2.RandomChoice([v2.MixUp(alpha=1.0, num_classes=CLASSES), v2.CutMix(alpha=1.0, num_classes=CLASSES)], p=p)
-    theirs = collections.Counter(type(choice.transforms[int(torch.multinomial(torch.tensor(choice.p), 1))]).__name__
-                                 for _ in range(N))
-    ours = collections.Counter(d[0] for d in draws([mixup_op(1.0), cutmix_op(1.0)], p or [], N))
-    for op in ("MixUp", "CutMix"):
-        pa, pb = theirs[op] / N, ours[op] / N
-        bound = 5 * math.sqrt(max((pa + pb) / 2 * (1 - (pa + pb) / 2), 1e-4) * 2 / N)
-        assert abs(pa - pb) <= bound, f"{op}: conveyor {pb:.4f}, torchvision {pa:.4f}"
+    theirs = [type(choice.transforms[int(torch.multinomial(torch.tensor(choice.p), 1))]).__name__ for _ in range(N)]
+    ours = [d[0] for d in draws([mixup_op(1.0), cutmix_op(1.0)], p or [], N)]
+    same_categories(theirs, ours, "RandomChoice's pick")
 
 
 def test_batch_transforms_it_cannot_run_are_refused_by_name(samples):
@@ -246,9 +226,7 @@ def test_timm_draws_are_timms_distribution(kwargs):
             box = (int(xl), int(yl), int(xh), int(yh))
         theirs.append(("CutMix" if use_cutmix else ("MixUp" if lam != 1.0 else None), lam, float(label_lam), box))
     ours = timm_draws(N, **kwargs)
-    for op in ("MixUp", "CutMix", None):
-        pa, pb = sum(t[0] == op for t in theirs) / N, sum(d[0] == op for d in ours) / N
-        assert abs(pa - pb) <= 5 * math.sqrt(max((pa + pb) / 2 * (1 - (pa + pb) / 2), 1e-4) * 2 / N), op
+    same_categories([t[0] for t in theirs], [d[0] for d in ours], "timm's op", categories=1)
     for op in ("MixUp", "CutMix"):
         a, b = [t for t in theirs if t[0] == op], [d for d in ours if d[0] == op]
         if len(a) < 100:

@@ -5,10 +5,13 @@
 /// i - 1 (the first with the last: `roll(1, 0)`), timm's Mixup with sample N - 1 - i (`flip(0)`).
 
 #include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
 #include <conveyor/core/tensor.hpp>
 
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace conveyor {
 inline namespace v0 {
@@ -42,6 +45,19 @@ struct MixGeometry {
     return static_cast<std::size_t>(channels * height * width) * dtype_size(dtype);
   }
 };
+
+namespace detail {
+
+/// torchvision's MixUp's and CutMix's arguments: Beta's alpha > 0, and the targets' width.
+/// @throws ConfigError naming `op` and the argument.
+inline void validate_mix_arguments(const char* op, double alpha, std::int64_t num_classes) {
+  if (!(alpha > 0.0 && std::isfinite(alpha)))
+    throw ConfigError(std::string(op) + ": alpha must be positive and finite, got " + std::to_string(alpha));
+  if (num_classes <= 0)
+    throw ConfigError(std::string(op) + ": num_classes must be positive, got " + std::to_string(num_classes));
+}
+
+}  // namespace detail
 
 }  // namespace v0
 }  // namespace conveyor

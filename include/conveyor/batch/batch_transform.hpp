@@ -83,22 +83,9 @@ struct BatchTransform {
     return std::visit([&](const auto& op) { return op.draw(rng, g); }, choices[pick(rng)]);
   }
 
-  /// The index of the choice `rng` picks.
+  /// The index of the choice `rng` picks (a single choice draws nothing).
   [[nodiscard]] std::size_t pick(CounterRng& rng) const {
-    if (choices.size() == 1) return 0;
-    if (p.empty()) return static_cast<std::size_t>(rng.below(choices.size()));
-    double total = 0.0;
-    for (const double w : p) total += w;
-    const double u = rng.uniform();
-    double cumulative = 0.0;
-    std::size_t last = 0;
-    for (std::size_t k = 0; k < p.size(); ++k) {
-      if (p[k] <= 0.0) continue;
-      cumulative += p[k] / total;
-      if (u < cumulative) return k;
-      last = k;
-    }
-    return last;  // the normalised weights summed, rounded, to no more than u
+    return choices.size() == 1 ? 0 : pick_index(rng, choices.size(), p);
   }
 };
 

@@ -30,12 +30,7 @@ struct MixUp {
   double alpha = 1.0;            ///< Beta(alpha, alpha)'s parameter, > 0
   std::int64_t num_classes = 0;  ///< the width of the soft targets, > 0
 
-  void validate() const {
-    if (!(alpha > 0.0 && std::isfinite(alpha)))
-      throw ConfigError(std::string(name) + ": alpha must be positive and finite, got " + std::to_string(alpha));
-    if (num_classes <= 0)
-      throw ConfigError(std::string(name) + ": num_classes must be positive, got " + std::to_string(num_classes));
-  }
+  void validate() const { detail::validate_mix_arguments(name, alpha, num_classes); }
   /// @throws ConfigError for images MixUp cannot blend (uint8, as torchvision).
   void validate(const MixGeometry& g) const {
     if (g.dtype != DType::f32 && g.dtype != DType::f16 && g.dtype != DType::bf16)

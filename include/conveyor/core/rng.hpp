@@ -8,7 +8,9 @@
 #include <conveyor/config.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace conveyor {
 inline namespace v0 {
@@ -84,6 +86,26 @@ class CounterRng {
   std::array<std::uint32_t, 4> block_{};
   unsigned used_ = 4;
 };
+
+/// An index below `count` with torch.multinomial(torch.tensor(p), 1)'s distribution: k with
+/// probability p[k] / sum(p), every one alike when `p` is empty (one unbiased integer); a weighted
+/// pick is the first index of positive weight whose cumulative normalised weight exceeds a uniform
+/// number in [0, 1). RandomChoice's and the batch transforms' pick.
+[[nodiscard]] inline std::size_t pick_index(CounterRng& rng, std::size_t count, std::span<const double> p) noexcept {
+  if (p.empty()) return static_cast<std::size_t>(rng.below(count));
+  double total = 0.0;
+  for (const double w : p) total += w;
+  const double u = rng.uniform();
+  double cumulative = 0.0;
+  std::size_t last = 0;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    if (p[k] <= 0.0) continue;
+    cumulative += p[k] / total;
+    if (u < cumulative) return k;
+    last = k;
+  }
+  return last;  // the normalised weights summed, rounded, to no more than u
+}
 
 }  // namespace v0
 }  // namespace conveyor

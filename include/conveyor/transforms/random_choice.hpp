@@ -100,21 +100,7 @@ inline bool RandomChoice::erases() const {
   return std::any_of(transforms.begin(), transforms.end(), [](const PixelTransform& t) { return detail::erases(t); });
 }
 
-inline std::size_t RandomChoice::pick(CounterRng& rng) const {
-  if (p.empty()) return static_cast<std::size_t>(rng.below(transforms.size()));
-  double total = 0.0;
-  for (const double w : p) total += w;
-  const double u = rng.uniform();
-  double cumulative = 0.0;
-  std::size_t last = 0;
-  for (std::size_t k = 0; k < p.size(); ++k) {
-    if (p[k] <= 0.0) continue;
-    cumulative += p[k] / total;
-    if (u < cumulative) return k;
-    last = k;
-  }
-  return last;  // the normalised weights summed, rounded, to no more than u
-}
+inline std::size_t RandomChoice::pick(CounterRng& rng) const { return pick_index(rng, transforms.size(), p); }
 
 inline void RandomChoice::draw(ProgramDraw& d, int position) const {
   CounterRng rng = d.stream(position);
