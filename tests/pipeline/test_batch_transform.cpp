@@ -322,7 +322,7 @@ TEST_CASE("A pipeline refuses a batch transform it cannot run, naming it", "[bat
                     Catch::Contains("prob, switch_prob and label_smoothing must be in [0, 1]"));
 }
 
-TEST_CASE("A label outside num_classes fails its batch, naming the position; the loop goes on", "[batch_transform][pipeline]") {
+TEST_CASE("A label outside num_classes fails its batch, naming the position, and the loop goes on", "[batch_transform][pipeline]") {
   const InMemory data = conveyor_test::jpeg_dataset(8, 4);  // labels i % 5
   Pipe p(data, SequentialSampler(data.size()), augment(DType::f32, Layout::NCHW),
          {.batch_size = 4, .workers = 2, .batch_transform = MixUp{.alpha = 1.0, .num_classes = 4}});
