@@ -15,6 +15,7 @@
 #include <conveyor/cuda/error.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/io/file.hpp>
+#include <conveyor/io/jpeg.hpp>
 
 #include "rate_reporter.hpp"
 

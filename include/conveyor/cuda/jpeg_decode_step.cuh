@@ -152,12 +152,13 @@ class JpegDecodeStep final : public DeviceStep {
     files_.clear();
     lengths_.clear();
     for (int k = 0; k < n; ++k) {
-      const Job& j = jobs_[first + k];
-      check_nvjpeg(nvjpegDecodeParamsSetROI(params_[k], j.job.x, j.job.y, j.job.width, j.job.height),
+      const auto at = static_cast<std::size_t>(k);
+      const Job& j = jobs_[static_cast<std::size_t>(first + k)];
+      check_nvjpeg(nvjpegDecodeParamsSetROI(params_[at], j.job.x, j.job.y, j.job.width, j.job.height),
                    "nvjpegDecodeParamsSetROI");
       files_.push_back(j.file);
       lengths_.push_back(j.bytes);
-      outputs_[k] = j.out;
+      outputs_[at] = j.out;
     }
     // The state's buffers are the last call's until the device has run what that call queued on
     // the stream: re-initialising or reusing them sooner made a later call spin in nvJPEG forever
@@ -182,8 +183,8 @@ class JpegDecodeStep final : public DeviceStep {
     bool copied = false;
     for (int k = 0; k < static_cast<int>(jobs_.size()); ++k) {
       if (decode(k, 1, s.stream) == NVJPEG_STATUS_SUCCESS) continue;
-      const Job& j = jobs_[k];
-      const std::size_t bytes = std::size_t(j.job.width) * j.job.height * 3;
+      const Job& j = jobs_[static_cast<std::size_t>(k)];
+      const std::size_t bytes = std::size_t(j.job.width) * std::size_t(j.job.height) * 3;
       if (scratch_.size() < bytes) scratch_ = PinnedBuffer(bytes);
       if (copied) CONVEYOR_CUDA_TRY(cudaStreamSynchronize(s.stream));  // the last copy has read the scratch
       try {
