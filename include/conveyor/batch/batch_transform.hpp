@@ -97,10 +97,11 @@ inline void mix_sample(void* self, const void* partner, const MixGeometry& g, co
 }
 
 /// Mixes samples i and N - 1 - i with each other, both in place (`Pairing::mirror`).
+/// An odd batch's middle sample is its own pair (a == b): MixUp blends it with itself, CutMix
+/// leaves it as it is.
 inline void mix_pair(void* a, void* b, const MixGeometry& g, const BatchMix& m) noexcept {
-  if (m.kind == BatchMix::Kind::mixup) MixUp::apply_both(a, b, g, m);  // a == b (an odd batch's middle): itself
-  if (a == b) return;
-  if (m.kind == BatchMix::Kind::cutmix) CutMix::apply_both(a, b, g, m);
+  if (m.kind == BatchMix::Kind::mixup) MixUp::apply_both(a, b, g, m);
+  if (m.kind == BatchMix::Kind::cutmix && a != b) CutMix::apply_both(a, b, g, m);
 }
 
 /// Row `i` of the soft targets [count, num_classes] from the batch's integer labels, as the

@@ -176,12 +176,7 @@ class AnyTransform {
       else
         return {};
     }
-    std::optional<Layout> image_layout() const override {
-      if constexpr (requires { Layout{t.layout}; })
-        return t.layout;
-      else
-        return std::nullopt;
-    }
+    std::optional<Layout> image_layout() const override { return detail::image_layout_of(t); }
     DeviceWork device_work() const override { return device_work_of(t); }
     ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> in, StagingArea& area,
                           WorkspaceBase& ws) const override {

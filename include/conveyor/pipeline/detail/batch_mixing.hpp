@@ -25,15 +25,22 @@ namespace conveyor {
 inline namespace v0 {
 namespace detail {
 
-/// The images' geometry a batch transform needs, from the transform's sample spec and its layout
-/// (an image transform's `layout`; RawTensor's samples are not images).
+/// A transform's image layout: an image transform's `layout` (AnyTransform says its held one's);
+/// none for samples that are not images (RawTensor's).
+template <class T>
+[[nodiscard]] std::optional<Layout> image_layout_of(const T& transform) {
+  if constexpr (requires { transform.image_layout(); })
+    return transform.image_layout();
+  else if constexpr (requires { Layout{transform.layout}; })
+    return transform.layout;
+  else
+    return std::nullopt;
+}
+
+/// The images' geometry a batch transform needs, from the transform's sample spec and its layout.
 template <class T>
 [[nodiscard]] MixGeometry mix_geometry(const T& transform, const SampleSpec& spec) {
-  std::optional<Layout> layout;
-  if constexpr (requires { transform.image_layout(); })
-    layout = transform.image_layout();
-  else if constexpr (requires { Layout{transform.layout}; })
-    layout = transform.layout;
+  const std::optional<Layout> layout = image_layout_of(transform);
   if (!layout || spec.rank != 3)
     throw ConfigError("BatchPipeline: batch_transform mixes images [C, H, W] or [H, W, C]; this transform's samples are not");
   const bool chw = *layout == Layout::NCHW;
