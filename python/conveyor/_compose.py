@@ -1,6 +1,7 @@
 """A Compose of torchvision v2 transforms (or conveyor.transforms', the same names) compiled into one
 ImageAugment: the crop (RandomResizedCrop, CenterCrop, or Resize then CenterCrop) and the flip
-after it become its geometry, the pixel transforms its program, ToDtype and Normalize its output;
+after it become its geometry, the pixel transforms its program, ToDtype and Normalize its output (a last
+ToDtype to a 16-bit float its stored dtype);
 anything else is refused by name and position, with the reason."""
 import dataclasses
 from typing import Any, List, Optional, Tuple
@@ -104,6 +105,11 @@ def _only_erases(t: Any) -> bool:
     return isinstance(t, T.RandomErasing) or bool(inner) and all(_only_erases(s) for s in inner)
 
 
+def _casts_to_16_bits(t: Any) -> bool:
+    """Whether `t` is a ToDtype to float16 or bfloat16 (between floats, torch ignores `scale`)."""
+    return isinstance(t, T.ToDtype) and not isinstance(t.dtype, dict) and dtype_name(t.dtype) in ("f16", "bf16")
+
+
 def _size(where: str, name: str, size: Any) -> int:
     """A square size: an int, or a sequence of one int or two equal ones."""
     values = [size] if isinstance(size, int) else list(size)
@@ -136,9 +142,12 @@ def image_augment(pipeline: Any) -> ImageAugment:
         name = type(t).__name__
         if isinstance(t, _AS_DECODED):
             continue
-        if state == "erased":
+        if state == "erased" and not (_casts_to_16_bits(t) and a.dtype == "f32"):
             raise _conveyor.ConfigError(f"{where} ({name}) comes after RandomErasing, which conveyor runs on the "
-                                        "output: it must be the last transform")
+                                        "output: only one ToDtype to a 16-bit float may follow it")
+        if state == "cast" and not _only_erases(t):
+            raise _conveyor.ConfigError(f"{where} ({name}) comes after the ToDtype to {a.dtype}, which conveyor "
+                                        "runs as it stores the output: only RandomErasing may follow it")
         if isinstance(t, T.Resize):
             if state != "decoded" or resize_at:
                 raise _conveyor.ConfigError(f"{where} (Resize): conveyor resizes once, before a CenterCrop")
@@ -184,6 +193,10 @@ def image_augment(pipeline: Any) -> ImageAugment:
                 raise _conveyor.ConfigError(f"{where} (ToDtype): a dict of dtypes is not supported; give one dtype")
             dtype = dtype_name(t.dtype)
             if dtype == "u8":
+                continue
+            if _casts_to_16_bits(t) and state in ("float", "normalised", "erased") and a.dtype == "f32":
+                # torch's .to() rounds to nearest even, as the store does; erasing commutes with it
+                a.dtype, state = dtype, "erased" if state == "erased" else "cast"
                 continue
             if state != "uint8" or dtype != "f32" or not t.scale:
                 raise _conveyor.ConfigError(

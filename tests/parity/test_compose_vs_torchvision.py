@@ -55,6 +55,14 @@ PIPELINES = {
     "torchvision 2021": lambda: v2.Compose([
         v2.RandomResizedCrop(176), v2.RandomHorizontalFlip(), v2.TrivialAugmentWide(), v2.PILToTensor(),
         v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD), v2.RandomErasing(0.5)]),
+    # A last cast to a 16-bit float, before or after the erasing.
+    "bfloat16": lambda: v2.Compose([
+        v2.RandomResizedCrop(176), v2.RandomHorizontalFlip(), v2.TrivialAugmentWide(),
+        v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD), v2.ToDtype(torch.bfloat16),
+        v2.RandomErasing(0.6, value=(0.3, -1.7, 2.2))]),
+    "float16": lambda: v2.Compose([
+        v2.CenterCrop(150), v2.ColorJitter(0.4, 0.4, 0.4, 0.1), v2.ToDtype(torch.float32, scale=True),
+        v2.Normalize(MEAN, STD), v2.RandomErasing(0.6), v2.ToDtype(torch.float16)]),
     "policies": lambda: v2.Compose([
         v2.RandomResizedCrop(128), v2.RandAugment(), v2.AutoAugment(), v2.TrivialAugmentWide(num_magnitude_bins=15),
         v2.RandAugment(num_ops=1, magnitude=20, interpolation=v2.InterpolationMode.BILINEAR, fill=[30, 60, 90])]),

@@ -25,6 +25,10 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
     assert (a.crop, a.size, a.scale, a.flip, a.dtype) == ("random_resized", 176, (0.25, 1.0), 0.3, "f32")
     assert a.normalize == ([0.5] * 3, [0.25] * 3)
     assert list(a.transforms) == [jitter, T.RandomHorizontalFlip(), erasing]
+    # A last cast to a 16-bit float is the stored dtype, before or after the erasing.
+    for tail in ([T.Normalize(MEAN, STD), T.ToDtype("bfloat16"), erasing], [erasing, T.ToDtype("float16", scale=True)]):
+        half = conveyor.ImageAugment.from_transforms(T.Compose([T.CenterCrop(64), T.ToDtype("float32", scale=True), *tail]))
+        assert (half.dtype, list(half.transforms)) == ("bf16" if tail[0] is not erasing else "f16", [erasing])
     # Without ToDtype the output stays uint8, normalised by nothing.
     u8 = conveyor.ImageAugment.from_transforms(T.Compose([T.CenterCrop(64), T.RandomInvert()]))
     assert (u8.dtype, u8.normalize, u8.resize) == ("u8", None, None)
@@ -48,6 +52,11 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
     (T.Compose([T.CenterCrop(224), T.ToDtype("float16", scale=True)]), r"to float32 with scale=True"),
     (T.Compose([T.CenterCrop(224), T.ToDtype("float32")]), r"got dtype=float32, scale=False"),
     (T.Compose([T.CenterCrop(224), T.Normalize(MEAN, STD)]), r"transform 1 \(Normalize\) needs a float image"),
+    (T.Compose([T.CenterCrop(224), T.ToDtype("float32", scale=True), T.ToDtype("bfloat16"), T.Normalize(MEAN, STD)]),
+     r"transform 3 \(Normalize\) comes after the ToDtype to bf16, which conveyor runs as it stores the output: only "
+     r"RandomErasing may follow it"),
+    (T.Compose([T.CenterCrop(224), T.ToDtype("float32", scale=True), T.RandomErasing(), T.ToDtype("float16"),
+                T.ToDtype("bfloat16")]), r"transform 4 \(ToDtype\) comes after RandomErasing"),
     (T.Compose([T.CenterCrop(224), T.RandomApply([T.CenterCrop(100)])]), r"transform 1 \(RandomApply\): CenterCrop cannot be inside it"),
     (T.Compose([T.CenterCrop(224), T.Compose([T.RandomInvert(), T.CenterCrop(100)])]),
      r"transform 1, transform 1 \(CenterCrop\): conveyor crops once, first"),
