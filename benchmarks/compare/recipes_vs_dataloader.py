@@ -111,9 +111,6 @@ def main():
         except conveyor.ConfigError as e:
             print(f"{name}: skipped ({e})", flush=True)
             continue
-        if mixing is not None and args.device == "cuda":
-            print(f"{name}: skipped (a device Loader does not take batch_transform yet)", flush=True)
-            continue
         for workers in [int(w) for w in args.workers.split(",")]:
             theirs = dataloader_rate(args.data, compose, mixing, workers, args.epochs, args.device)
             loader = conveyor.Loader(conveyor.ImageFolder(args.data), batch_size=256, shuffle=True, seed=0,

@@ -153,9 +153,26 @@ def test_batch_transforms_it_cannot_run_are_refused_by_name(samples):
         loader(samples, v2.RandomChoice([v2.MixUp(num_classes=5), v2.RandomErasing()]), "f32")
     with pytest.raises(conveyor.ConfigError, match="MixUp: the images must be floating point"):
         loader(samples, v2.MixUp(num_classes=5), "u8")
-    if conveyor.has_cuda_backend():
-        with pytest.raises(conveyor.ConfigError, match="batch_transform runs on the CPU backend"):
-            conveyor.Loader(samples, batch_size=4, device="cuda", batch_transform=v2.MixUp(num_classes=5))
+
+
+@pytest.mark.skipif(not (conveyor.has_cuda_backend() and torch.cuda.is_available()), reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype,layout", [("f32", "nchw"), ("bf16", "nhwc"), ("f16", "nchw")])
+def test_a_device_loader_mixes_as_the_cpu_loader_does(samples, dtype, layout):
+    """The mixing kernel and the targets uploaded with the batch: the CPU loader's batches, bit for bit."""
+    choice = v2.RandomChoice([v2.MixUp(alpha=0.4, num_classes=5), v2.CutMix(alpha=1.0, num_classes=5)])
+    cpu = loader(samples, choice, dtype, layout)
+    augment = conveyor.ImageAugment.train(24, dtype=dtype, layout=layout, normalize="imagenet")
+    gpu = conveyor.Loader(samples, batch_size=5, shuffle=True, seed=3, workers=3, transform=augment, device="cuda",
+                          batch_transform=choice, drop_last=False)
+    mixed = 0
+    for epoch in range(3):
+        cpu.set_epoch(epoch)
+        gpu.set_epoch(epoch)
+        for (a, ta), (b, tb) in zip(cpu, gpu):
+            assert b.is_cuda and tb.is_cuda and tb.dtype == torch.float32
+            assert torch.equal(a, b.cpu()) and torch.equal(ta, tb.cpu())
+            mixed += int(ta.max() < 1)
+    assert mixed > 0, "no batch was mixed: the comparison would be vacuous"
 
 
 # timm's Mixup, 'batch' mode: pairs i with N - 1 - i, one lambda a batch (float64), label smoothing.

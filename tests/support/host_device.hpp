@@ -4,14 +4,16 @@
 // for the device decoder and JpegDecode::adaptive's shares) where there is no GPU, under the CPU
 // sanitizers. Its "device" runs the steps ImageAugment and plain transforms ask for with the CPU
 // backend's own functions (libjpeg-turbo for the JPEG engines, the CPU pixel-program executor for
-// the kernel), so its batches equal the CPU backend's bit for bit wherever both decode at full
-// scale. Every arena is a vector of exactly the size a CUDA slot allocates: a write past one is a
-// heap overflow AddressSanitizer reports.
+// the kernel, the mixing functions for the batch transform's step), so its batches equal the CPU
+// backend's bit for bit wherever both decode at full scale. Every arena is a vector of exactly the
+// size a CUDA slot allocates: a write past one is a heap overflow AddressSanitizer reports.
 
+#include <conveyor/batch/batch_transform.hpp>
 #include <conveyor/core/clock.hpp>
 #include <conveyor/core/linear_fit.hpp>
 #include <conveyor/device/backend.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
+#include <conveyor/device/mix_samples.hpp>
 #include <conveyor/device/step.hpp>
 #include <conveyor/device/work.hpp>
 #include <conveyor/io/image_decoder.hpp>
@@ -58,15 +60,16 @@ class HostBackend final : public conveyor::DeviceBackend {
   }
   void hand_out(std::size_t, CUstream_st*) override {}
   void release(std::size_t) noexcept override {}
-  conveyor::StreamOrderedMemory copy_labels(std::size_t slot, std::size_t count, CUstream_st* stream) override {
-    void* copy = std::malloc(count * sizeof(std::int64_t));
+  conveyor::StreamOrderedMemory copy_out(std::size_t, const void* data, std::size_t bytes, CUstream_st* stream) override {
+    void* copy = std::malloc(bytes);
     if (!copy) throw std::bad_alloc();
-    std::memcpy(copy, labels(slot), count * sizeof(std::int64_t));
-    return {copy, stream, 0, [](void* data, CUstream_st*, int) noexcept { std::free(data); }};
+    std::memcpy(copy, data, bytes);
+    return {copy, stream, 0, [](void* d, CUstream_st*, int) noexcept { std::free(d); }};
   }
   std::exception_ptr failure() const noexcept override { return nullptr; }
   void* output(std::size_t slot) override { return slots_[slot].output.data(); }
   std::int64_t* labels(std::size_t slot) override { return c_.layout.labels(slots_[slot].arena.data()); }
+  float* targets(std::size_t slot) override { return c_.layout.targets(slots_[slot].arena.data()); }
   conveyor::DeviceStats stats() override {
     std::lock_guard lock(mutex_);
     conveyor::DeviceStats st = stats_;
@@ -156,6 +159,30 @@ class HostCopy final : public conveyor::DeviceStep {
   conveyor::DeviceStepConfig c_;
 };
 
+/// MixSamples with the CPU backend's functions: the draw from the pinned arena, sample i mixed with
+/// its partner as it was before the step (from a copy of the output), or each mirrored pair at once.
+class HostMix final : public conveyor::DeviceStep {
+ public:
+  HostMix(const conveyor::MixSamples& spec, const conveyor::DeviceStepConfig& c) : g_(spec.geometry), c_(c) {}
+  void produce(const conveyor::StepContext& s) override {
+    const conveyor::BatchMix m = *c_.layout.mix(s.host_arena);
+    auto* out = static_cast<std::byte*>(s.output);
+    const std::size_t bytes = c_.sample_bytes;
+    if (m.pairing == conveyor::BatchMix::Pairing::mirror) {
+      for (std::size_t i = 0; i < (s.count + 1) / 2; ++i)
+        conveyor::mix_pair(out + i * bytes, out + (s.count - 1 - i) * bytes, g_, m);
+      return;
+    }
+    const std::vector<std::byte> before(out, out + s.count * bytes);
+    for (std::size_t i = 0; i < s.count; ++i)
+      conveyor::mix_sample(out + i * bytes, before.data() + m.partner(i, s.count) * bytes, g_, m);
+  }
+
+ private:
+  conveyor::MixGeometry g_;
+  conveyor::DeviceStepConfig c_;
+};
+
 /// DecodeJpegs with libjpeg-turbo on the stager thread: each staged file's window decoded into its
 /// place in the device-only section, and counted as the engines' decodes and calls are.
 class HostDecodeJpegs final : public conveyor::DeviceStep {
@@ -226,6 +253,10 @@ class HostDevice {
         [](const DecodeJpegs& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
           return std::make_unique<HostDecodeJpegs>(spec, c);
         });
+    mix_ = detail::device_step_maker<MixSamples>().exchange(
+        [](const MixSamples& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
+          return std::make_unique<HostMix>(spec, c);
+        });
   }
   HostDevice(const HostDevice&) = delete;
   HostDevice& operator=(const HostDevice&) = delete;
@@ -236,6 +267,7 @@ class HostDevice {
     detail::device_step_maker<ProgramSamples>().store(program_);
     detail::device_step_maker<CopySamples>().store(copy_);
     detail::device_step_maker<DecodeJpegs>().store(decode_);
+    detail::device_step_maker<MixSamples>().store(mix_);
   }
 
  private:
@@ -244,6 +276,7 @@ class HostDevice {
   conveyor::detail::DeviceStepMaker<conveyor::ProgramSamples> program_;
   conveyor::detail::DeviceStepMaker<conveyor::CopySamples> copy_;
   conveyor::detail::DeviceStepMaker<conveyor::DecodeJpegs> decode_;
+  conveyor::detail::DeviceStepMaker<conveyor::MixSamples> mix_;
 };
 
 }  // namespace conveyor_test

@@ -54,12 +54,25 @@ struct MixUp {
   /// Blends `a` and `b` with each other, both in place (timm's mirrored pairs).
   static void apply_both(void* a, void* b, const MixGeometry& g, const BatchMix& m) noexcept { blend(a, b, b, g, m); }
 
+  /// One float32 element `a` blended with its partner's `b`: b * other + a * own (own = lam,
+  /// other = 1 - lam, both as float32), each product rounded. The device step uses it too.
+  [[nodiscard]] CONVEYOR_HD static float blend_value(float a, float b, float own, float other) noexcept {
+    return ops::exact::add(ops::exact::mul(b, other), ops::exact::mul(a, own));
+  }
+  /// The same for float16 (`half`) or bfloat16 bits: torch computes in float32 and rounds to the
+  /// dtype after each op.
+  [[nodiscard]] CONVEYOR_HD static std::uint16_t blend_value(std::uint16_t a, std::uint16_t b, float own, float other,
+                                                             bool half) noexcept {
+    const auto widen = [half](std::uint16_t v) { return half ? ops::f16_to_float(v) : ops::bf16_to_float(v); };
+    const auto narrow = [half](float v) { return half ? ops::to_f16_bits(v) : ops::to_bf16_bits(v); };
+    const float x = widen(a), y = widen(b);
+    return narrow(ops::exact::add(widen(narrow(ops::exact::mul(y, other))), widen(narrow(ops::exact::mul(x, own)))));
+  }
+
  private:
-  /// x = x * lam + partner * (1 - lam), each product rounded to the images' dtype, for every
-  /// element of `x`; and, when `partner_out` is given (it is `partner`), the partner's own blend too.
+  /// x = blend_value(x, partner) for every element of `x`; and, when `partner_out` is given (it is
+  /// `partner`), the partner's own blend too.
   static void blend(void* x_, const void* partner_, void* partner_out, const MixGeometry& g, const BatchMix& m) noexcept {
-    using ops::exact::add;
-    using ops::exact::mul;
     const float own = static_cast<float>(m.lam), other = static_cast<float>(1.0 - m.lam);
     const std::size_t n = static_cast<std::size_t>(g.channels * g.height * g.width);
     if (g.dtype == DType::f32) {
@@ -68,25 +81,19 @@ struct MixUp {
       auto* q = static_cast<float*>(partner_out);
       for (std::size_t e = 0; e < n; ++e) {
         const float a = x[e], b = p[e];
-        x[e] = add(mul(b, other), mul(a, own));
-        if (q) q[e] = add(mul(a, other), mul(b, own));
+        x[e] = blend_value(a, b, own, other);
+        if (q) q[e] = blend_value(b, a, own, other);
       }
       return;
     }
-    // float16 / bfloat16: torch's ops compute in float32 and round to the dtype after each.
     const bool half = g.dtype == DType::f16;
-    const auto widen = [half](std::uint16_t v) { return half ? ops::f16_to_float(v) : ops::bf16_to_float(v); };
-    const auto narrow = [half](float v) { return half ? ops::to_f16_bits(v) : ops::to_bf16_bits(v); };
-    const auto mixed = [&](float a, float b) {
-      return narrow(add(widen(narrow(mul(b, other))), widen(narrow(mul(a, own)))));
-    };
     auto* x = static_cast<std::uint16_t*>(x_);
     const auto* p = static_cast<const std::uint16_t*>(partner_);
     auto* q = static_cast<std::uint16_t*>(partner_out);
     for (std::size_t e = 0; e < n; ++e) {
-      const float a = widen(x[e]), b = widen(p[e]);
-      x[e] = mixed(a, b);
-      if (q) q[e] = mixed(b, a);
+      const std::uint16_t a = x[e], b = p[e];
+      x[e] = blend_value(a, b, own, other, half);
+      if (q) q[e] = blend_value(b, a, own, other, half);
     }
   }
 };

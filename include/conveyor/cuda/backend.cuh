@@ -2,7 +2,7 @@
 /// @file
 /// The CUDA backend of `BatchPipeline`. Include it in one translation unit compiled by nvcc;
 /// every pipeline of the program can then take `.device = N` (and the device steps conveyor
-/// ships, `ResampleSamples`, `ProgramSamples` and `CopySamples`, have their implementations;
+/// ships, `ResampleSamples`, `ProgramSamples`, `CopySamples` and `MixSamples`, have their implementations;
 /// `DecodeJpegs` too, for `decode = gpu`, where the build defines CONVEYOR_WITH_NVJPEG and links
 /// nvJPEG).
 ///
@@ -38,6 +38,7 @@
 #if defined(CONVEYOR_WITH_NVJPEG)
 #include <conveyor/cuda/jpeg_decode_step.cuh>  // decode = gpu (the build found nvJPEG)
 #endif
+#include <conveyor/cuda/mix_step.cuh>
 #include <conveyor/cuda/program_step.cuh>
 #include <conveyor/cuda/resample_step.cuh>
 #include <conveyor/cuda/stream.hpp>
@@ -176,15 +177,14 @@ class CudaBackend final : public DeviceBackend {
     }
   }
 
-  StreamOrderedMemory copy_labels(std::size_t slot, std::size_t count, CUstream_st* stream) override {
+  StreamOrderedMemory copy_out(std::size_t slot, const void* data, std::size_t bytes, CUstream_st* stream) override {
     DeviceGuard guard(c_.device);
     const cudaStream_t s = stream ? stream : consumer_;
     hand_out(slot, s);
-    const std::size_t bytes = count * sizeof(std::int64_t);
     void* copy = nullptr;
     CONVEYOR_CUDA_TRY(cudaMallocAsync(&copy, bytes, s));
     try {
-      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(copy, labels(slot), bytes, cudaMemcpyDeviceToDevice, s));
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(copy, data, bytes, cudaMemcpyDeviceToDevice, s));
     } catch (...) {
       if (cudaFreeAsync(copy, s) != cudaSuccess) (void)cudaGetLastError();
       throw;
@@ -199,6 +199,7 @@ class CudaBackend final : public DeviceBackend {
 
   void* output(std::size_t slot) override { return slots_[slot]->output.data(); }
   std::int64_t* labels(std::size_t slot) override { return c_.layout.labels(slots_[slot]->arena.data()); }
+  float* targets(std::size_t slot) override { return c_.layout.targets(slots_[slot]->arena.data()); }
 
   DeviceStats stats() override {
     DeviceGuard guard(c_.device);
@@ -239,7 +240,7 @@ class CudaBackend final : public DeviceBackend {
     bool timing_pending = false;  // a copy and kernel not yet timed; guarded by submit_mutex_
   };
 
-  /// Frees what `copy_labels` made, after the work queued on its stream so far (on its device: the
+  /// Frees what `copy_out` made, after the work queued on its stream so far (on its device: the
   /// legacy default stream's handle means the current device's).
   static void free_in_order(void* data, CUstream_st* stream, int device) noexcept {
     try {

@@ -61,14 +61,17 @@ class DeviceBackend {
   /// Marks the consumer's work on `slot` done, after what was queued by now on every stream it was
   /// handed to: later uploads and kernels into it wait for all of it.
   virtual void release(std::size_t slot) noexcept = 0;
-  /// `slot`'s first `count` labels copied into device memory of their own, in order on `stream`
-  /// (nullptr: the pipeline's consumer stream), which is handed the batch first (`hand_out`, so the
-  /// slot's release waits for the copy), with no host wait.
-  virtual StreamOrderedMemory copy_labels(std::size_t slot, std::size_t count, CUstream_st* stream) = 0;
+  /// `bytes` of `slot`'s device arena at `data` (its labels, or its soft targets) copied into
+  /// device memory of their own, in order on `stream` (nullptr: the pipeline's consumer stream),
+  /// which is handed the batch first (`hand_out`, so the slot's release waits for the copy), with
+  /// no host wait.
+  virtual StreamOrderedMemory copy_out(std::size_t slot, const void* data, std::size_t bytes, CUstream_st* stream) = 0;
   /// A failure `wait_uploaded` or `release` could not throw, if any.
   virtual std::exception_ptr failure() const noexcept = 0;
   virtual void* output(std::size_t slot) = 0;
   virtual std::int64_t* labels(std::size_t slot) = 0;
+  /// The soft targets of `slot` in its device arena (nullptr without a batch transform).
+  virtual float* targets(std::size_t slot) = 0;
   virtual DeviceStats stats() = 0;
 };
 

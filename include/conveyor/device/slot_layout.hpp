@@ -5,9 +5,11 @@
 /// by type instead of by offset.
 ///
 ///   [labels: batch x int64][plans: batch x ops::SamplePlan][programs: batch x PixelProgram]
-///   [data: decoded windows or samples][guard]
+///   [mix: BatchMix, targets: batch x classes float32][data: decoded windows or samples][guard]
 ///
-/// (the program table only for work that asks for one, `DeviceWork::programs`),
+/// (the program table only for work that asks for one, `DeviceWork::programs`; the mix section
+/// only with a batch transform: the batch's draw and soft targets, written by the worker that
+/// finishes the batch, read by the mixing step and the consumer),
 /// and, after those, sections only one side has: `host_only` bytes of the pinned arena (never
 /// uploaded) and `device_only` bytes of the device arena (written on the device), for device steps
 /// (a GPU decode's files and windows, device/jpeg_offload.hpp). The guard is a pattern nothing
@@ -16,6 +18,7 @@
 /// the sanitizers watch).
 
 #include <conveyor/config.hpp>
+#include <conveyor/batch/batch_mix.hpp>
 #include <conveyor/ops/pixel/op.hpp>
 #include <conveyor/ops/plan.hpp>
 
@@ -33,15 +36,19 @@ struct SlotLayout {
   std::size_t plans_offset = 0;
   std::size_t programs_offset = 0;  ///< where the program table starts (its end, when it has none)
   bool has_programs = false;
+  std::size_t mix_offset = 0;      ///< where the mix section starts (its end, when it has none)
+  std::size_t targets_offset = 0;
+  std::size_t classes = 0;         ///< the soft targets' width; 0: no mix section
   std::size_t data_offset = 0;
   std::size_t total = 0;  ///< of the mirrored sections
   std::size_t host_only = 0;
   std::size_t device_only = 0;
 
   /// The layout of a slot for `batch` samples and `data_bytes` of data, with a program table when
-  /// `programs`.
+  /// `programs` and a mix section for soft targets `classes` wide when `classes` > 0.
   [[nodiscard]] static constexpr SlotLayout make(std::size_t batch, std::size_t data_bytes, std::size_t host_only = 0,
-                                                 std::size_t device_only = 0, bool programs = false) noexcept {
+                                                 std::size_t device_only = 0, bool programs = false,
+                                                 std::size_t classes = 0) noexcept {
     SlotLayout l;
     l.host_only = host_only;
     l.device_only = device_only;
@@ -49,8 +56,11 @@ struct SlotLayout {
     l.plans_offset = batch * sizeof(std::int64_t);
     l.programs_offset = l.plans_offset + batch * sizeof(ops::SamplePlan);
     l.has_programs = programs;
-    const std::size_t tables_end = l.programs_offset + (programs ? batch * sizeof(ops::pixel::PixelProgram) : 0);
-    l.data_offset = (tables_end + data_alignment - 1) / data_alignment * data_alignment;
+    l.mix_offset = round_up(l.programs_offset + (programs ? batch * sizeof(ops::pixel::PixelProgram) : 0), 64);
+    l.classes = classes;
+    l.targets_offset = l.mix_offset + (classes ? round_up(sizeof(BatchMix), 64) : 0);
+    const std::size_t tables_end = l.targets_offset + batch * classes * sizeof(float);
+    l.data_offset = round_up(tables_end, data_alignment);
     l.total = l.data_offset + data_bytes + guard_bytes;
     return l;
   }
@@ -79,6 +89,17 @@ struct SlotLayout {
   [[nodiscard]] const ops::pixel::PixelProgram* programs(const std::byte* base) const noexcept {
     return has_programs ? reinterpret_cast<const ops::pixel::PixelProgram*>(base + programs_offset) : nullptr;
   }
+  /// The batch's draw, or nullptr when the slot has no mix section.
+  [[nodiscard]] BatchMix* mix(std::byte* base) const noexcept {
+    return classes ? reinterpret_cast<BatchMix*>(base + mix_offset) : nullptr;
+  }
+  [[nodiscard]] const BatchMix* mix(const std::byte* base) const noexcept {
+    return classes ? reinterpret_cast<const BatchMix*>(base + mix_offset) : nullptr;
+  }
+  /// The soft targets [batch, classes], or nullptr when the slot has no mix section.
+  [[nodiscard]] float* targets(std::byte* base) const noexcept {
+    return classes ? reinterpret_cast<float*>(base + targets_offset) : nullptr;
+  }
   [[nodiscard]] std::byte* data(std::byte* base) const noexcept { return base + data_offset; }
   [[nodiscard]] const std::byte* data(const std::byte* base) const noexcept { return base + data_offset; }
   /// The one-sided section after the mirrored ones (host_only on the pinned arena, device_only on
@@ -98,6 +119,7 @@ struct SlotLayout {
   }
 
  private:
+  [[nodiscard]] static constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
   // Varies from byte to byte, so no fill of one value (a zeroed or memset region) matches it.
   static constexpr std::byte guard_byte(std::size_t i) noexcept { return std::byte((0xA5 ^ (i * 29)) & 0xFF); }
 };

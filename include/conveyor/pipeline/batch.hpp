@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <utility>
@@ -25,39 +26,43 @@ inline namespace v0 {
 
 class Batch;
 
-/// A batch's labels in memory of their own, which holds no slot: for labels kept past their batch
-/// (an evaluation loop's targets). Host memory for a host batch; for a device batch, device memory
-/// made, filled and, when the copy dies, freed in order on one stream, with no host wait (that
-/// stream must outlive the copy). Move-only; valid after the pipeline is gone.
-class LabelsCopy {
+/// A tensor of a batch (its labels, or its soft targets) in memory of its own, which holds no
+/// slot: for labels kept past their batch (an evaluation loop's targets). Host memory for a host
+/// batch; for a device batch, device memory made, filled and, when the copy dies, freed in order on
+/// one stream, with no host wait (that stream must outlive the copy). Move-only; valid after the
+/// pipeline is gone.
+class TensorCopy {
  public:
-  LabelsCopy() = default;
-  LabelsCopy(LabelsCopy&& o) noexcept
+  TensorCopy() = default;
+  TensorCopy(TensorCopy&& o) noexcept
       : view_(std::exchange(o.view_, TensorView{})), host_(std::move(o.host_)),
         device_(std::exchange(o.device_, StreamOrderedMemory{})) {}
-  LabelsCopy& operator=(LabelsCopy o) noexcept {
+  TensorCopy& operator=(TensorCopy o) noexcept {
     std::swap(view_, o.view_);
     std::swap(host_, o.host_);
     std::swap(device_, o.device_);
     return *this;
   }
-  ~LabelsCopy() {
+  ~TensorCopy() {
     if (device_.free) device_.free(device_.data, device_.stream, device_.device);
   }
 
-  /// [N] int64, where the batch's labels are (host or device).
+  /// The copy, where the batch's tensor was (host or device).
   [[nodiscard]] const TensorView& view() const noexcept { return view_; }
 
  private:
   friend class Batch;
   TensorView view_{};
-  std::vector<std::int64_t> host_;
+  std::vector<std::uint64_t> host_;  // 8-byte aligned: int64 labels, float32 targets
   StreamOrderedMemory device_{};
 };
 
+/// What `Batch::copy_labels` gives.
+using LabelsCopy = TensorCopy;
+
 namespace detail {
 Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint64_t number, const SampleSpec& spec,
-                 void* images, std::int64_t* labels, Device device, std::int64_t num_classes);
+                 void* images, std::int64_t* labels, float* targets, Device device, std::int64_t num_classes);
 }  // namespace detail
 
 /// A batch of images (or raw tensors), their labels and dataset indices.
@@ -93,8 +98,8 @@ class Batch {
   [[nodiscard]] const TensorView& images() const noexcept { return d_.images; }
   /// The labels: [N] int64, where the images are (as the dataset gave them, also when mixed).
   [[nodiscard]] const TensorView& labels() const noexcept { return d_.labels; }
-  /// With a batch transform: the soft targets [N, num_classes] float32 (host memory), what
-  /// torchvision's MixUp and CutMix make of the labels; otherwise an empty view (no data).
+  /// With a batch transform: the soft targets [N, num_classes] float32, where the images are,
+  /// what torchvision's MixUp and CutMix make of the labels; otherwise an empty view (no data).
   [[nodiscard]] const TensorView& targets() const noexcept { return d_.targets; }
   /// With a batch transform: what it drew for this batch (which op, lambda, CutMix's box; sample i
   /// is mixed with `BatchMix::partner(i, size())`); otherwise `Kind::none`.
@@ -104,19 +109,10 @@ class Batch {
   /// its device; nullptr: the pipeline's stream), which is handed the batch first as by
   /// `wait_async`, with no host wait.
   /// @throws CudaError when the copy cannot be queued.
-  [[nodiscard]] LabelsCopy copy_labels(CUstream_st* stream = nullptr) const {
-    LabelsCopy c;
-    const auto n = static_cast<std::int64_t>(d_.size);
-    if (ring_ && ring_->device) {
-      c.device_ = ring_->device->copy_labels(slot_, d_.size, stream);
-      c.view_ = TensorView::contiguous(c.device_.data, DType::i64, {n}, d_.labels.device);
-    } else {
-      const auto* labels = static_cast<const std::int64_t*>(d_.labels.data);
-      c.host_.assign(labels, labels + d_.size);
-      c.view_ = TensorView::contiguous(c.host_.data(), DType::i64, {n}, d_.labels.device);
-    }
-    return c;
-  }
+  [[nodiscard]] TensorCopy copy_labels(CUstream_st* stream = nullptr) const { return copy_of(d_.labels, stream); }
+  /// The soft targets copied the same way (an empty copy without a batch transform).
+  /// @throws CudaError when the copy cannot be queued.
+  [[nodiscard]] TensorCopy copy_targets(CUstream_st* stream = nullptr) const { return copy_of(d_.targets, stream); }
   /// The dataset index of each sample, in order (host memory).
   [[nodiscard]] std::span<const std::int64_t> indices() const noexcept { return {d_.indices, d_.size}; }
   /// The epoch this batch belongs to.
@@ -138,7 +134,23 @@ class Batch {
 
  private:
   friend Batch detail::make_batch(std::shared_ptr<detail::Ring>, std::size_t, std::uint64_t, const SampleSpec&, void*,
-                                  std::int64_t*, Device, std::int64_t);
+                                  std::int64_t*, float*, Device, std::int64_t);
+
+  /// `t` (contiguous, of this batch's slot) in memory of its own.
+  [[nodiscard]] TensorCopy copy_of(const TensorView& t, CUstream_st* stream) const {
+    TensorCopy c;
+    if (!t.data) return c;
+    const std::size_t bytes = t.nbytes();
+    if (ring_ && ring_->device) {
+      c.device_ = ring_->device->copy_out(slot_, t.data, bytes, stream);
+      c.view_ = TensorView::contiguous(c.device_.data, t.dtype, std::span(t.shape.data(), std::size_t(t.rank)), t.device);
+    } else {
+      c.host_.resize((bytes + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+      std::memcpy(c.host_.data(), t.data, bytes);
+      c.view_ = TensorView::contiguous(c.host_.data(), t.dtype, std::span(t.shape.data(), std::size_t(t.rank)), t.device);
+    }
+    return c;
+  }
 
   struct Data {
     TensorView images{};
@@ -162,10 +174,11 @@ class Batch {
 namespace detail {
 
 /// The Batch of `slot` (batch `number` of its epoch; the slot holds its count, indices and skip
-/// records): images of `spec` per sample at `images`, int64 labels at `labels`, both on `device`,
-/// and with `num_classes` > 0 the slot's soft targets and mix. The Batch takes the slot's first hold.
+/// records): images of `spec` per sample at `images`, int64 labels at `labels`, all on `device`,
+/// and with `num_classes` > 0 the soft targets at `targets` and the slot's mix. The Batch takes the
+/// slot's first hold.
 inline Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint64_t number, const SampleSpec& spec,
-                        void* images, std::int64_t* labels, Device device, std::int64_t num_classes) {
+                        void* images, std::int64_t* labels, float* targets, Device device, std::int64_t num_classes) {
   const Slot& s = ring->slots[slot];
   const auto count = static_cast<std::int64_t>(s.count);
   std::array<std::int64_t, TensorView::max_rank> shape{count};
@@ -174,8 +187,8 @@ inline Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint6
   b.d_.images = TensorView::contiguous(images, spec.dtype, std::span(shape.data(), std::size_t(spec.rank) + 1), device);
   b.d_.labels = TensorView::contiguous(labels, DType::i64, {count}, device);
   if (num_classes > 0) {
-    const std::array<std::int64_t, 2> targets{count, num_classes};
-    b.d_.targets = TensorView::contiguous(ring->slots[slot].targets.data(), DType::f32, targets, device);
+    const std::array<std::int64_t, 2> targets_shape{count, num_classes};
+    b.d_.targets = TensorView::contiguous(targets, DType::f32, targets_shape, device);
     b.d_.mix = s.mix;
   }
   b.d_.indices = s.indices.data();

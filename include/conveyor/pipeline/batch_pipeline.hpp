@@ -12,6 +12,7 @@
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/device/backend.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
+#include <conveyor/device/mix_samples.hpp>
 #include <conveyor/device/work.hpp>
 #include <conveyor/pipeline/batch.hpp>
 #include <conveyor/pipeline/detail/batch_mixing.hpp>
@@ -274,12 +275,8 @@ class BatchPipeline {
     if (o_.workers == -1) o_.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     spec_ = transform_.sample_spec();
     const bool on_device = o_.device != cpu_device;
-    if (o_.batch_transform) {
-      if (on_device)
-        throw ConfigError("BatchPipeline: batch_transform runs on the CPU backend (device = -1) in this version; a "
-                          "device pipeline cannot mix batches yet");
-      mixing_.emplace(*o_.batch_transform, detail::mix_geometry(transform_, spec_), o_.seed, o_.workers);
-    }
+    if (o_.batch_transform)
+      mixing_.emplace(*o_.batch_transform, detail::mix_geometry(transform_, spec_), o_.seed, o_.workers, on_device);
     ring_ = std::make_shared<detail::Ring>(o_.prefetch, o_.batch_size, spec_, !on_device);
     DeviceWork work;
     if (on_device) {
@@ -316,8 +313,10 @@ class BatchPipeline {
       data = std::max(o_.arena_bytes, o_.batch_size * work.reserve);
     offload_ = detail::add_jpeg_offload(work, o_);
     const std::size_t host_only = offload_ ? offload_->host_bytes() : 0, device_only = offload_ ? offload_->device_bytes() : 0;
+    const auto classes = static_cast<std::size_t>(mixing_ ? mixing_->num_classes() : 0);
+    if (mixing_) work.steps.push_back(DeviceStepSpec::of(MixSamples{mixing_->geometry()}));  // after the transform's
     layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment, host_only, device_only,
-                               work.programs);
+                               work.programs, classes);
     ring_->device = factory({o_.device, o_.stream, o_.prefetch, o_.batch_size, layout_, spec_.bytes(), work.steps});
     for (std::size_t slot = 0; slot < o_.prefetch; ++slot) layout_.write_guard(ring_->device->host_arena(slot));
   }
@@ -372,7 +371,12 @@ class BatchPipeline {
     std::exception_ptr error;
     const auto start = std::chrono::steady_clock::now();
     try {
-      chunks = mixing_->cut(slot);
+      if (ring_->device) {
+        std::byte* arena = ring_->device->host_arena(t.slot);
+        chunks = mixing_->cut(slot, layout_.targets(arena), layout_.mix(arena));
+      } else {
+        chunks = mixing_->cut(slot, slot.targets.data());
+      }
     } catch (...) {
       error = std::current_exception();
     }
@@ -432,10 +436,11 @@ class BatchPipeline {
     delivered_.batch_wait.observe(1e-9 * double(waited_ns));
     delivered_.images += s.count;
     delivered_.last_out = std::chrono::steady_clock::now();
+    const std::int64_t classes = mixing_ ? mixing_->num_classes() : 0;
     if (ring_->device)
-      return detail::make_batch(ring_, slot, k, spec_, ring_->device->output(slot), ring_->device->labels(slot), device_, 0);
-    return detail::make_batch(ring_, slot, k, spec_, s.images.data(), s.labels.data(), device_,
-                              mixing_ ? mixing_->num_classes() : 0);
+      return detail::make_batch(ring_, slot, k, spec_, ring_->device->output(slot), ring_->device->labels(slot),
+                                ring_->device->targets(slot), device_, classes);
+    return detail::make_batch(ring_, slot, k, spec_, s.images.data(), s.labels.data(), s.targets.data(), device_, classes);
   }
 
   bool wait_ready(std::uint64_t k, std::chrono::nanoseconds timeout) {

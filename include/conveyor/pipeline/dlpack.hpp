@@ -45,9 +45,7 @@ struct DlpackExport {
   std::array<std::int64_t, TensorView::max_rank> shape{};
   std::array<std::int64_t, TensorView::max_rank> strides{};
   Batch batch;
-  LabelsCopy labels;
-  std::vector<float> targets;
-  TensorView targets_view{};
+  TensorCopy copy;
 };
 
 [[nodiscard]] inline DLDataType dlpack_dtype(DType t) {
@@ -69,7 +67,8 @@ struct DlpackExport {
 /// its slot is not refilled until the tensor's deleter runs (libtorch runs it when the last
 /// `at::Tensor` made from it dies), even after the loop has advanced. Labels are copied
 /// (`Batch::copy_labels`, on `stream`): the tensor holds no slot, so labels kept for every batch
-/// (an evaluation loop's targets) never stall the pipeline; so are a batch transform's soft targets.
+/// (an evaluation loop's targets) never stall the pipeline; so are a batch transform's soft targets
+/// (`Batch::copy_targets`).
 /// @throws ConfigError for an empty batch; CudaError when the device work cannot be queued; Error
 ///         for more streams per batch than the backend records.
 [[nodiscard]] inline DLManagedTensor* to_dlpack(const Batch& batch, BatchTensor which = BatchTensor::images,
@@ -80,17 +79,13 @@ struct DlpackExport {
     batch.wait_async(stream);
     e->batch = batch;
   } else if (which == BatchTensor::labels) {
-    e->labels = batch.copy_labels(stream);
+    e->copy = batch.copy_labels(stream);
   } else {
-    const TensorView& t = batch.targets();
-    CONVEYOR_EXPECTS(t.data != nullptr, "to_dlpack: the batch has no soft targets (the pipeline has no batch_transform)");
-    const auto* first = static_cast<const float*>(t.data);
-    e->targets.assign(first, first + t.shape[0] * t.shape[1]);
-    e->targets_view = TensorView::contiguous(e->targets.data(), DType::f32, std::span(t.shape.data(), 2), t.device);
+    CONVEYOR_EXPECTS(batch.targets().data != nullptr,
+                     "to_dlpack: the batch has no soft targets (the pipeline has no batch_transform)");
+    e->copy = batch.copy_targets(stream);
   }
-  const TensorView& v = which == BatchTensor::images   ? e->batch.images()
-                        : which == BatchTensor::labels ? e->labels.view()
-                                                       : e->targets_view;
+  const TensorView& v = which == BatchTensor::images ? e->batch.images() : e->copy.view();
   e->shape = v.shape;
   e->strides = v.strides;
   DLTensor& t = e->managed.dl_tensor;

@@ -5,6 +5,8 @@
 /// sample's partner is still unmixed when it is read), and its first sample's partner, the last of
 /// the chunk before (the batch's last, for the first chunk), is copied aside before any chunk
 /// starts. Pairing i with N - 1 - i (timm's), a chunk is a range of pairs, each mixed at once.
+/// On a device the workers only draw and write the soft targets (into the pinned arena, with the
+/// draw): the device's `MixSamples` step mixes the images.
 
 #include <conveyor/config.hpp>
 #include <conveyor/batch/batch_mix.hpp>
@@ -50,30 +52,36 @@ template <class T>
 class BatchMixing {
  public:
   /// @throws ConfigError for a transform that cannot mix these images.
-  BatchMixing(BatchTransform transform, const MixGeometry& geometry, std::uint64_t seed, int workers)
-      : t_(std::move(transform)), g_(geometry), seed_(seed), chunks_(static_cast<std::size_t>(std::max(workers, 1))) {
+  BatchMixing(BatchTransform transform, const MixGeometry& geometry, std::uint64_t seed, int workers, bool on_device)
+      : t_(std::move(transform)), g_(geometry), seed_(seed), chunks_(static_cast<std::size_t>(std::max(workers, 1))),
+        on_device_(on_device) {
     t_.validate(g_);
   }
 
   [[nodiscard]] std::int64_t num_classes() const noexcept { return t_.num_classes(); }
+  [[nodiscard]] const MixGeometry& geometry() const noexcept { return g_; }
 
-  /// Gives every slot room for its soft targets and its chunks' partners.
+  /// Gives every host slot room for its soft targets and its chunks' partners (a device slot's
+  /// targets are in its arena).
   void reserve(Ring& ring, std::size_t batch_size) const {
+    if (on_device_) return;
     for (Slot& s : ring.slots) {
       s.targets.resize(batch_size * static_cast<std::size_t>(num_classes()));
       s.boundaries.resize(std::min(chunks_, batch_size) * g_.sample_bytes());
     }
   }
 
-  /// Draws the slot's batch's mix, writes its soft targets and, pairing with the previous sample,
-  /// copies each chunk's first partner aside; returns the number of chunks (0: nothing to mix).
+  /// Draws the slot's batch's mix, writes its soft targets to `targets` (the slot's own; a device
+  /// slot's pinned arena, where `device_mix` gets the draw) and, pairing with the previous sample,
+  /// copies each chunk's first partner aside; returns the number of chunks (0: nothing to mix here).
   /// @throws Error for a label outside [0, num_classes).
-  std::size_t cut(Slot& s) const {
+  std::size_t cut(Slot& s, float* targets, BatchMix* device_mix = nullptr) const {
     s.mix = t_.draw(seed_, s.epoch, s.batch, g_);
     const auto classes = static_cast<std::size_t>(num_classes());
     const std::span<const std::int64_t> labels(s.labels.data(), s.count);
-    for (std::size_t i = 0; i < s.count; ++i) mix_target(labels, i, s.targets.data() + i * classes, num_classes(), s.mix);
-    if (s.mix.kind == BatchMix::Kind::none) return 0;
+    for (std::size_t i = 0; i < s.count; ++i) mix_target(labels, i, targets + i * classes, num_classes(), s.mix);
+    if (device_mix) *device_mix = s.mix;
+    if (on_device_ || s.mix.kind == BatchMix::Kind::none) return 0;
     const std::size_t chunks = std::min(chunks_, units(s)), bytes = g_.sample_bytes();
     if (s.mix.pairing == BatchMix::Pairing::previous)
       for (std::size_t k = 0; k < chunks; ++k)
@@ -112,6 +120,7 @@ class BatchMixing {
   MixGeometry g_;
   std::uint64_t seed_;
   std::size_t chunks_;
+  bool on_device_;
 };
 
 }  // namespace detail

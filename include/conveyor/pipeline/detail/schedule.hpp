@@ -187,8 +187,8 @@ class Schedule {
       s.error = std::move(error);
       s.error_pos = 0;
     }
-    if (s.error || chunks == 0) {
-      s.state = SlotState::ready;
+    if (s.error || chunks == 0) {  // a device's batch goes to the stager, which mixes it there
+      s.state = ring_.device ? SlotState::filled : SlotState::ready;
       return;
     }
     s.mix_chunks = s.mix_pending = chunks;
