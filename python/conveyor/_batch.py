@@ -1,5 +1,5 @@
 """A Loader's batch_transform: torchvision v2's MixUp and CutMix (or conveyor.transforms'), a
-RandomChoice of them, or timm's Mixup in its 'batch' mode, read into the ops the C++ pipeline
+RandomChoice of them, or timm's Mixup (modes 'batch', 'pair' and 'elem'), read into the ops the C++ pipeline
 runs on each finished batch."""
 from typing import Any, List, Optional, Tuple
 
@@ -27,12 +27,14 @@ def _torchvision(t: Any, where: str) -> Op:
     return name.lower(), [_args.real(who, "alpha", t.alpha), float(_args.integer(who, "num_classes", t.num_classes, 1))]
 
 
+_TIMM_MODES = ("batch", "pair", "elem")
+
+
 def _timm(t: Any) -> Op:
     """timm.data.Mixup's arguments, as it keeps them."""
     who = "batch_transform (timm Mixup)"
-    if t.mode != "batch":
-        raise _conveyor.ConfigError(f"Loader: {who} has mode={t.mode!r}: conveyor runs timm's 'batch' mode (one "
-                                    "lambda a batch); 'pair' and 'elem' are not supported yet")
+    if t.mode not in _TIMM_MODES:
+        raise _conveyor.ConfigError(f"Loader: {who} has mode={t.mode!r}: timm's modes are 'batch', 'pair' and 'elem'")
     if getattr(t, "multi_label", False):
         raise _conveyor.ConfigError(f"Loader: {who} has multi_label=True: the loader's labels are class indices")
     if not t.mixup_enabled:
@@ -42,7 +44,7 @@ def _timm(t: Any) -> Op:
                     *minmax, _args.real(who, "prob", t.mix_prob), _args.real(who, "switch_prob", t.switch_prob),
                     float(_args.flag(who, "correct_lam", t.correct_lam)),
                     _args.real(who, "label_smoothing", t.label_smoothing),
-                    float(_args.integer(who, "num_classes", t.num_classes, 1))]
+                    float(_args.integer(who, "num_classes", t.num_classes, 1)), float(_TIMM_MODES.index(t.mode))]
 
 
 def batch_ops(transform: Any) -> Optional[BatchOps]:

@@ -149,12 +149,13 @@ class Loader:
     "replicated" (each chroma sample repeated; a third to a half of the stager's time a file, so the
     engines take more, within a wider tolerance: the README's exactness section).
     batch_transform: what torchvision's reference scripts apply after the DataLoader, done to each
-    finished batch by the workers: a torchvision v2 (or conveyor.transforms) MixUp or CutMix with
-    num_classes, a RandomChoice of them, or timm's `timm.data.Mixup` in its 'batch' mode (label
-    smoothing, prob, switch_prob, cutmix_minmax, correct_lam), drawn from (seed, epoch, batch number). The loop then
-    yields `(images, targets)`, targets float32 [N, num_classes] as torchvision's MixUp and CutMix
-    make them; `batches()` keeps the integer labels and what was drawn (`Batch.mix`). CPU loaders
-    only, for now.
+    finished batch (by the workers on the CPU, by a kernel on a GPU): a torchvision v2 (or
+    conveyor.transforms) MixUp or CutMix with num_classes, a RandomChoice of them, or timm's
+    `timm.data.Mixup` (modes 'batch', 'pair' and 'elem'; label smoothing, prob, switch_prob,
+    cutmix_minmax, correct_lam), drawn from (seed, epoch, batch number). The loop then yields
+    `(images, targets)`, targets float32 [N, num_classes] as torchvision's MixUp and CutMix (or
+    timm's Mixup) make them, where the images are; `batches()` keeps the integer labels and what
+    was drawn (`Batch.mix`, and per sample `Batch.sample_mixes`).
     """
 
     def __init__(self, dataset: Union[_conveyor.Dataset, _args.PathLike], batch_size: int = 256,

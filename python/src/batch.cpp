@@ -28,21 +28,40 @@ Batch::Mix batch_mix_draw(const std::vector<std::pair<std::string, std::vector<d
   return Batch::mix_of(t.draw(seed, epoch, batch, g));
 }
 
+/// Each sample's draw for a batch of `count` (timm's modes 'pair' and 'elem'; empty otherwise), as
+/// Batch.sample_mixes gives them: for the draws' tests.
+std::vector<Batch::Mix> batch_sample_mixes_draw(const std::vector<std::pair<std::string, std::vector<double>>>& ops,
+                                                const std::vector<double>& p, std::uint64_t seed, std::uint64_t epoch,
+                                                std::uint64_t batch, std::int64_t height, std::int64_t width,
+                                                std::size_t count) {
+  const conveyor::MixGeometry g{conveyor::DType::f32, conveyor::Layout::NCHW, 3, height, width};
+  const conveyor::BatchTransform t(batch_ops(ops), p);
+  t.validate(g);
+  std::vector<Batch::Mix> out;
+  for (const conveyor::BatchMix& m : t.draw_samples(seed, epoch, batch, g, count)) out.push_back(Batch::mix_of(m));
+  return out;
+}
+
 }  // namespace
 
 conveyor::BatchOp batch_op(const std::string& kind, const std::vector<double>& a) {
   const auto classes = [&](std::size_t k) { return static_cast<std::int64_t>(a.at(k)); };
   if (kind == "mixup" && a.size() == 2) return conveyor::MixUp{.alpha = a[0], .num_classes = classes(1)};
   if (kind == "cutmix" && a.size() == 2) return conveyor::CutMix{.alpha = a[0], .num_classes = classes(1)};
-  if (kind == "timm" && a.size() == 9) {
+  if (kind == "timm" && (a.size() == 9 || a.size() == 10)) {
+    using Mode = conveyor::TimmMixup::Mode;
+    const double mode = a.size() == 10 ? a[9] : 0.0;
+    if (mode != 0.0 && mode != 1.0 && mode != 2.0)
+      throw conveyor::ConfigError("timm Mixup: mode must be 0 (batch), 1 (pair) or 2 (elem), got " + std::to_string(mode));
     conveyor::TimmMixup t{.mixup_alpha = a[0], .cutmix_alpha = a[1], .prob = a[4], .switch_prob = a[5],
-                          .correct_lam = a[6] != 0.0, .label_smoothing = a[7], .num_classes = classes(8)};
+                          .correct_lam = a[6] != 0.0, .label_smoothing = a[7], .num_classes = classes(8),
+                          .mode = mode == 1.0 ? Mode::pair : mode == 2.0 ? Mode::elem : Mode::batch};
     if (a[2] >= 0.0) t.cutmix_minmax = std::array{a[2], a[3]};
     return t;
   }
   throw conveyor::ConfigError("unknown batch transform '" + kind + "' with " + std::to_string(a.size()) +
                               " arguments (mixup or cutmix: alpha, num_classes; timm: mixup_alpha, cutmix_alpha, "
-                              "minmax low and high or -1, prob, switch_prob, correct_lam, label_smoothing, num_classes)");
+                              "minmax low and high or -1, prob, switch_prob, correct_lam, label_smoothing, num_classes[, mode])");
 }
 
 std::vector<conveyor::BatchOp> batch_ops(const std::vector<std::pair<std::string, std::vector<double>>>& ops) {
@@ -108,12 +127,18 @@ void bind_batches(nb::module_& m) {
                    "With a batch_transform, what it drew for this batch: (op, lam, label_lam, (x1, y1, x2, y2)), op "
                    "'MixUp' or 'CutMix'; sample i is mixed with sample i - 1 (the first with the last), its label "
                    "weighing label_lam. (None, 1.0, 1.0, (0, 0, 0, 0)) without one.")
+      .def_prop_ro("sample_mixes", &Batch::sample_mixes,
+                   "With timm's Mixup in mode 'pair' or 'elem': each sample's draw, a tuple as Batch.mix's (its "
+                   "partner sample N - 1 - i); empty otherwise (Batch.mix is then the batch's).")
       .def_prop_ro("indices", &Batch::indices, "The dataset index of each sample.")
       .def_prop_ro("epoch", &Batch::epoch, "The epoch the batch belongs to.")
       .def_prop_ro("number", &Batch::number, "The batch's position in its epoch, from 0.")
       .def("__len__", &Batch::size);
   m.def("batch_mix_draw", &batch_mix_draw, "ops"_a, "p"_a, "seed"_a, "epoch"_a, "batch"_a, "height"_a, "width"_a,
         "What a batch transform draws for one batch (Batch.mix's tuple): for the draws' tests.");
+  m.def("batch_sample_mixes_draw", &batch_sample_mixes_draw, "ops"_a, "p"_a, "seed"_a, "epoch"_a, "batch"_a, "height"_a,
+        "width"_a, "count"_a, "What a batch transform draws for each sample of one batch (Batch.sample_mixes): for the "
+        "draws' tests.");
 }
 
 }  // namespace conveyor_ext

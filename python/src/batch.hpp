@@ -60,6 +60,11 @@ class Batch {
   using Mix = std::tuple<std::optional<std::string>, double, double,
                          std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>>;
   [[nodiscard]] Mix mix() const { return mix_of(b_.mix()); }
+  [[nodiscard]] std::vector<Mix> sample_mixes() const {
+    std::vector<Mix> out;
+    for (const conveyor::BatchMix& m : b_.sample_mixes()) out.push_back(mix_of(m));
+    return out;
+  }
   [[nodiscard]] static Mix mix_of(const conveyor::BatchMix& m) {
     std::optional<std::string> op;
     if (m.kind == conveyor::BatchMix::Kind::mixup) op = "MixUp";
@@ -77,7 +82,7 @@ class Batch {
 
 /// The C++ batch transform of the package's (kind, arguments) pairs: ("mixup" or "cutmix", [alpha,
 /// num_classes]) or ("timm", [mixup_alpha, cutmix_alpha, minmax low, minmax high (-1: none), prob,
-/// switch_prob, correct_lam, label_smoothing, num_classes]).
+/// switch_prob, correct_lam, label_smoothing, num_classes, and mode: 0 batch (the default), 1 pair, 2 elem]).
 /// @throws ConfigError for another kind or count.
 conveyor::BatchOp batch_op(const std::string& kind, const std::vector<double>& arguments);
 std::vector<conveyor::BatchOp> batch_ops(const std::vector<std::pair<std::string, std::vector<double>>>& ops);

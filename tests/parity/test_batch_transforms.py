@@ -176,7 +176,11 @@ def test_a_device_loader_mixes_as_the_cpu_loader_does(samples, dtype, layout):
 
 
 # timm's Mixup, 'batch' mode: pairs i with N - 1 - i, one lambda a batch (float64), label smoothing.
-timm_mixup = pytest.importorskip("timm.data.mixup")
+try:
+    import timm.data.mixup as timm_mixup
+except ImportError:  # the tests above run without timm
+    timm_mixup = None
+needs_timm = pytest.mark.skipif(timm_mixup is None, reason="timm is not installed")
 
 
 def timm_mixed(mixer, images, labels, mix, monkeypatch):
@@ -196,6 +200,7 @@ def timm_mixed(mixer, images, labels, mix, monkeypatch):
     ("f32", dict(mixup_alpha=0.0, cutmix_alpha=1.0, correct_lam=False)),
     ("u8", dict(mixup_alpha=0.0, cutmix_minmax=(0.2, 0.8))),
 ])
+@needs_timm
 def test_timm_batch_mode_equals_timms_on_the_same_draw(samples, dtype, kwargs, monkeypatch):
     mixer = timm_mixup.Mixup(num_classes=CLASSES, **kwargs)
     plain = [(torch.from_dlpack(b.images).clone(), torch.from_dlpack(b.labels))
@@ -225,6 +230,7 @@ def timm_draws(n, **kwargs):
     return draws([op], [], n)
 
 
+@needs_timm
 @pytest.mark.parametrize("kwargs", [dict(mixup_alpha=0.8, cutmix_alpha=1.0, prob=0.8, switch_prob=0.3),
                                     dict(mixup_alpha=0.0, cutmix_alpha=1.0),
                                     dict(mixup_alpha=0.0, cutmix_minmax=(0.2, 0.8))])
@@ -255,8 +261,91 @@ def test_timm_draws_are_timms_distribution(kwargs):
                 same_distribution([t[3][k] for t in a], [d[3][k] for d in b], f"CutMix {name}")
 
 
+def timm_mixed_per_sample(mixer, images, labels, sample_mixes, mode, monkeypatch):
+    """timm's own Mixup.__call__ in mode 'pair' or 'elem' on an unmixed batch, with conveyor's
+    draws: `_params_per_elem` patched to conveyor's lambdas and ops, `rand_bbox` to its boxes in
+    the order timm asks for them (its lambda correction left to timm)."""
+    import numpy
+    draws = sample_mixes[:len(sample_mixes) // 2] if mode == "pair" else sample_mixes
+    lam = numpy.array([d[1] for d in draws], dtype=numpy.float32)
+    use_cutmix = numpy.array([d[0] == "CutMix" for d in draws])
+    boxes = iter([(y1, y2, x1, x2) for op, _, _, (x1, y1, x2, y2) in draws if op == "CutMix"])
+    monkeypatch.setattr(mixer, "_params_per_elem", lambda n: (lam.copy(), use_cutmix))
+    monkeypatch.setattr(timm_mixup, "rand_bbox", lambda shape, lam, margin=0.0, count=None: next(boxes))
+    monkeypatch.setattr(timm_mixup, "rand_bbox_minmax", lambda shape, minmax, count=None: next(boxes))
+    return mixer(images.clone(), labels)
+
+
+@pytest.mark.parametrize("mode", ["pair", "elem"])
+@pytest.mark.parametrize("dtype,kwargs", [
+    ("f32", dict(mixup_alpha=0.8, cutmix_alpha=1.0, label_smoothing=0.1)),
+    ("bf16", dict(mixup_alpha=0.8, cutmix_alpha=1.0, prob=0.7, switch_prob=0.6, label_smoothing=0.2)),
+    ("f16", dict(mixup_alpha=1.0, cutmix_alpha=0.0, label_smoothing=0.0)),
+    ("f32", dict(mixup_alpha=0.0, cutmix_minmax=(0.2, 0.8))),
+])
+@needs_timm
+def test_timm_pair_and_elem_modes_equal_timms_on_the_same_draws(samples, mode, dtype, kwargs, monkeypatch):
+    mixer = timm_mixup.Mixup(num_classes=CLASSES, mode=mode, **kwargs)
+    ops = collections.Counter()
+    for epoch in range(3):
+        mixed = loader(samples, mixer, dtype, batch_size=6)
+        mixed.set_epoch(epoch)
+        unmixed = loader(samples, None, dtype, batch_size=6)
+        unmixed.set_epoch(epoch)
+        plain = [(torch.from_dlpack(b.images).clone(), torch.from_dlpack(b.labels)) for b in unmixed.batches()]
+        for (images, labels), batch in zip(plain, mixed.batches()):
+            assert batch.mix[0] is None and len(batch.sample_mixes) == 6
+            ops.update(m[0] for m in batch.sample_mixes)
+            theirs_images, theirs_targets = timm_mixed_per_sample(mixer, images, labels, batch.sample_mixes, mode,
+                                                                  monkeypatch)
+            monkeypatch.undo()
+            assert torch.equal(torch.from_dlpack(batch.images), theirs_images), f"batch {batch.number}: {batch.sample_mixes}"
+            assert torch.equal(torch.from_dlpack(batch.targets), theirs_targets), f"batch {batch.number}: {batch.sample_mixes}"
+    assert ops["MixUp"] + ops["CutMix"] >= 6, f"too few samples mixed for the comparison to mean much: {ops}"
+
+
+@needs_timm
+@pytest.mark.parametrize("kwargs", [dict(mixup_alpha=0.8, cutmix_alpha=1.0, prob=0.8, switch_prob=0.3),
+                                    dict(mixup_alpha=0.0, cutmix_minmax=(0.2, 0.8))])
+def test_timm_per_sample_draws_are_timms_distribution(kwargs):
+    """Mode 'elem': which op, lambda (float32) and the labels' lambda per sample, against timm's own
+    `_params_per_elem` (numpy seeded) and its box for each CutMix sample."""
+    import numpy
+    numpy.random.seed(6)
+    mixer = timm_mixup.Mixup(num_classes=CLASSES, mode="elem", **kwargs)
+    theirs = []
+    for _ in range(N // 50):
+        lam_batch, use_cutmix = mixer._params_per_elem(50)
+        for lam, cut in zip(lam_batch, use_cutmix):
+            label_lam = float(lam)
+            if lam != 1.0 and cut:
+                _, label_lam = timm_mixup.cutmix_bbox_and_lam((37, 53), lam, ratio_minmax=mixer.cutmix_minmax,
+                                                              correct_lam=mixer.correct_lam)
+            op = None if lam == 1.0 else ("CutMix" if cut else "MixUp")
+            theirs.append((op, float(lam), float(numpy.float32(label_lam))))
+    a = dict(mixup_alpha=1.0, cutmix_alpha=0.0, cutmix_minmax=None, prob=1.0, switch_prob=0.5, correct_lam=True,
+             label_smoothing=0.1)
+    a.update(kwargs)
+    minmax = [-1.0, -1.0] if a["cutmix_minmax"] is None else list(a["cutmix_minmax"])
+    op = ("timm", [a["mixup_alpha"], a["cutmix_alpha"], *minmax, a["prob"], a["switch_prob"], float(a["correct_lam"]),
+                   a["label_smoothing"], CLASSES, 2.0])
+    ours = [m for b in range(N // 50) for m in conveyor._conveyor.batch_sample_mixes_draw([op], [], 4, 0, b, 37, 53, 50)]
+    same_categories([t[0] for t in theirs], [d[0] for d in ours], "timm's per-sample op", categories=1)
+    for name in ("MixUp", "CutMix"):
+        x, y = [t for t in theirs if t[0] == name], [d for d in ours if d[0] == name]
+        if len(x) < 100:
+            continue
+        same_distribution([t[1] for t in x], [d[1] for d in y], f"{name} lambda")
+        same_distribution([t[2] for t in x], [d[2] for d in y], f"{name} labels' lambda")
+
+
+@needs_timm
 def test_timm_modes_it_cannot_run_are_refused(samples):
-    with pytest.raises(conveyor.ConfigError, match="mode='pair': conveyor runs timm's 'batch' mode"):
-        loader(samples, timm_mixup.Mixup(mode="pair", num_classes=CLASSES), "f32")
+    with pytest.raises(conveyor.ConfigError, match="modes 'pair' and 'elem' need floating-point images"):
+        loader(samples, timm_mixup.Mixup(mode="elem", mixup_alpha=0.0, cutmix_alpha=1.0, num_classes=CLASSES), "u8")
+    with pytest.raises(conveyor.ConfigError, match="timm's modes are 'batch', 'pair' and 'elem'"):
+        mixer = timm_mixup.Mixup(num_classes=CLASSES)
+        mixer.mode = "row"
+        loader(samples, mixer, "f32")
     with pytest.raises(conveyor.ConfigError, match="with mixup_alpha > 0 the images must be floating point"):
         loader(samples, timm_mixup.Mixup(num_classes=CLASSES), "u8")

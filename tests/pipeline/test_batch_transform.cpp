@@ -185,6 +185,63 @@ TEST_CASE("timm's Mixup mixes with probability prob, CutMix with switch_prob, an
   CHECK(conveyor_test::binomial_fits(cut, mixed, 0.25));
 }
 
+TEST_CASE("timm's pair and elem modes draw each pair or sample as its batch mode draws a batch, lambda in float32",
+          "[batch_transform]") {
+  const MixGeometry g = image(32, 48, DType::bf16);
+  for (const auto mode : {TimmMixup::Mode::elem, TimmMixup::Mode::pair}) {
+    CAPTURE(int(mode));
+    const BatchTransform t = TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .prob = 0.6, .switch_prob = 0.25,
+                                       .num_classes = 10, .mode = mode};
+    std::size_t draws = 0, mixed = 0, cut = 0;
+    std::vector<double> lams;
+    for (std::uint64_t b = 0; b < 4000; ++b) {
+      const BatchMix whole = t.draw(3, 0, b, g);
+      REQUIRE((whole.per_sample && whole.kind == BatchMix::Kind::none && whole.images_dtype == DType::bf16));
+      const std::vector<BatchMix> each = t.draw_samples(3, 0, b, g, 9);
+      REQUIRE(each.size() == 9);
+      REQUIRE(t.draw_samples(3, 0, b, g, 9)[4].lam == each[4].lam);  // a function of the batch
+      const std::size_t units = mode == TimmMixup::Mode::pair ? 4 : 9;
+      if (mode == TimmMixup::Mode::pair) REQUIRE(each[4].kind == BatchMix::Kind::none);  // an odd batch's middle
+      for (std::size_t i = 0; i < units; ++i) {
+        const BatchMix& m = each[i];
+        REQUIRE((m.per_sample && m.pairing == BatchMix::Pairing::mirror));
+        if (mode == TimmMixup::Mode::pair)
+          REQUIRE((each[8 - i].kind == m.kind && each[8 - i].lam == m.lam && each[8 - i].x1 == m.x1 && each[8 - i].y2 == m.y2));
+        ++draws;
+        if (m.kind == BatchMix::Kind::none) {
+          REQUIRE((m.lam == 1.0 && m.label_lam == 1.0));
+          continue;
+        }
+        ++mixed;
+        REQUIRE(m.lam == double(float(m.lam)));  // numpy's float32 array
+        REQUIRE(m.label_lam == double(float(m.label_lam)));
+        if (m.kind == BatchMix::Kind::cutmix) {
+          ++cut;
+          CHECK(m.label_lam == double(float(1.0 - double((m.y2 - m.y1) * (m.x2 - m.x1)) / (32.0 * 48.0))));
+        } else {
+          lams.push_back(m.lam);
+        }
+      }
+    }
+    CHECK(conveyor_test::binomial_fits(mixed, draws, 0.6));
+    CHECK(conveyor_test::binomial_fits(cut, mixed, 0.25));
+    const double d = conveyor_test::ks_distance(lams, [](double x) { return beta_cdf(x, 0.8, 0.8); });
+    CHECK(d < conveyor_test::ks_bound(lams.size(), 1e-4) + 1e-6);  // float32's rounding
+  }
+}
+
+TEST_CASE("Per-sample targets weigh labels as a tensor of the images' dtype", "[batch_transform]") {
+  BatchMix m{.kind = BatchMix::Kind::mixup, .pairing = BatchMix::Pairing::mirror, .lam = 0.3f, .label_lam = 0.3f};
+  CHECK(m.label_weights() == std::array{0.3f, float(1.0 - double(0.3f))});
+  m.per_sample = true;
+  m.images_dtype = DType::f32;
+  CHECK(m.label_weights() == std::array{0.3f, 1.0f - 0.3f});
+  m.images_dtype = DType::bf16;  // torch.tensor([0.3]).to(dtype) and 1 - it: 0.30078125 and 0.69921875
+  CHECK(m.label_weights() == std::array{0.30078125f, 0.69921875f});
+  m.images_dtype = DType::f16;  // torch: 0.300048828125 and 0.7001953125
+  CHECK(m.label_weights() == std::array{0.300048828125f, 0.7001953125f});
+}
+
 TEST_CASE("A choice of batch transforms picks each with its weight, from the batch's own stream", "[batch_transform]") {
   const BatchTransform t({MixUp{.alpha = 0.2, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}}, {1.0, 3.0});
   double cutmix = 0;
@@ -295,6 +352,53 @@ TEST_CASE("A pipeline's mixed batches are its unmixed batches mixed as torchvisi
   }
 }
 
+TEST_CASE("timm's pair and elem modes mix each sample with its partner as it was, by its own draw",
+          "[batch_transform][pipeline]") {
+  const InMemory data = conveyor_test::jpeg_dataset(23, 4);  // batches of 8, 8 and 7
+  for (const auto mode : {TimmMixup::Mode::elem, TimmMixup::Mode::pair})
+    for (const DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+      const Layout layout = dtype == DType::bf16 ? Layout::NHWC : Layout::NCHW;
+      CAPTURE(int(mode), to_string(dtype));
+      const ImageAugment aug = augment(dtype, layout);
+      const MixGeometry g = detail::mix_geometry(aug, aug.sample_spec());
+      const BatchTransform t = TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .prob = 0.8, .num_classes = 5, .mode = mode};
+      Pipe plain(data, SequentialSampler(data.size()), aug, {.batch_size = 8, .workers = 2, .seed = 11});
+      const Epoch reference = run(plain, 1);
+      for (const int workers : {0, 1, 3}) {
+        CAPTURE(workers);
+        Pipe mixed(data, SequentialSampler(data.size()), aug, {.batch_size = 8, .workers = workers, .seed = 11, .batch_transform = t});
+        mixed.set_epoch(1);
+        std::size_t b = 0;
+        for (const Batch& batch : mixed) {
+          CAPTURE(b);
+          const std::vector<BatchMix> each = t.draw_samples(11, 1, b, g, batch.size());
+          REQUIRE(batch.sample_mixes().size() == batch.size());
+          REQUIRE(batch.mix().per_sample);
+          // The reference: each sample by its own draw, its partner as it was (timm's x_orig).
+          const std::vector<std::byte>& x = reference.images[b];
+          const std::size_t bytes = g.sample_bytes(), n = batch.size();
+          std::vector<std::byte> expected = x;
+          for (std::size_t i = 0; i < n; ++i) {
+            CHECK(batch.sample_mixes()[i].lam == each[i].lam);
+            std::vector<std::byte> self(x.begin() + std::ptrdiff_t(i * bytes), x.begin() + std::ptrdiff_t((i + 1) * bytes));
+            mix_sample(self.data(), x.data() + (n - 1 - i) * bytes, g, each[i]);
+            std::memcpy(expected.data() + i * bytes, self.data(), bytes);
+          }
+          const auto* p = static_cast<const std::byte*>(batch.images().data);
+          CHECK(std::vector<std::byte>(p, p + batch.images().nbytes()) == expected);
+          const auto* targets = static_cast<const float*>(batch.targets().data);
+          for (std::size_t i = 0; i < n; ++i) {
+            std::vector<float> row(5);
+            mix_target(reference.labels[b], i, row.data(), 5, each[i]);
+            CHECK(std::equal(row.begin(), row.end(), targets + i * 5));
+          }
+          ++b;
+        }
+        CHECK(b == 3);
+      }
+    }
+}
+
 TEST_CASE("On a device a pipeline mixes what the CPU backend mixes, with its targets in device memory",
           "[batch_transform][pipeline]") {
   const conveyor_test::HostDevice device;
@@ -304,6 +408,8 @@ TEST_CASE("On a device a pipeline mixes what the CPU backend mixes, with its tar
       {DType::bf16, BatchTransform({MixUp{.alpha = 0.2, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}})},
       {DType::u8, CutMix{.alpha = 1.0, .num_classes = 5}},
       {DType::f16, TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .prob = 0.9, .num_classes = 5}},
+      {DType::bf16, TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .num_classes = 5, .mode = TimmMixup::Mode::elem}},
+      {DType::f32, TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .num_classes = 5, .mode = TimmMixup::Mode::pair}},
   };
   for (const auto& [dtype, transform] : cases)
     for (const Layout layout : {Layout::NCHW, Layout::NHWC})
@@ -358,6 +464,9 @@ TEST_CASE("A pipeline refuses a batch transform it cannot run, naming it", "[bat
   CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW, 4),
                          TimmMixup{.cutmix_minmax = std::array{0.1, 0.2}, .num_classes = 5}),
                     Catch::Contains("cutmix_minmax gives no box size for a side of 4"));
+  CHECK_THROWS_WITH(make(augment(DType::u8, Layout::NCHW),
+                         TimmMixup{.mixup_alpha = 0.0, .cutmix_alpha = 1.0, .num_classes = 5, .mode = TimmMixup::Mode::elem}),
+                    Catch::Contains("modes 'pair' and 'elem' need floating-point images"));
   CHECK_THROWS_WITH(make(augment(DType::f32, Layout::NCHW), TimmMixup{.prob = 1.5, .num_classes = 5}),
                     Catch::Contains("prob, switch_prob and label_smoothing must be in [0, 1]"));
 }

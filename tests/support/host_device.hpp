@@ -168,6 +168,14 @@ class HostMix final : public conveyor::DeviceStep {
     const conveyor::BatchMix m = *c_.layout.mix(s.host_arena);
     auto* out = static_cast<std::byte*>(s.output);
     const std::size_t bytes = c_.sample_bytes;
+    if (m.per_sample) {  // from the uploaded table, as the kernel reads it
+      const conveyor::BatchMix* each = c_.layout.sample_mixes(s.arena);
+      std::vector<std::byte> scratch(bytes);
+      for (std::size_t i = 0; i < (s.count + 1) / 2; ++i)
+        conveyor::mix_pair_each(out + i * bytes, out + (s.count - 1 - i) * bytes, g_, each[i], each[s.count - 1 - i],
+                                scratch.data());
+      return;
+    }
     if (m.pairing == conveyor::BatchMix::Pairing::mirror) {
       for (std::size_t i = 0; i < (s.count + 1) / 2; ++i)
         conveyor::mix_pair(out + i * bytes, out + (s.count - 1 - i) * bytes, g_, m);

@@ -7,7 +7,10 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/core/tensor.hpp>
+#include <conveyor/ops/convert.hpp>
+#include <conveyor/ops/exact_float.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cmath>
 #include <cstdint>
@@ -27,11 +30,30 @@ struct BatchMix {
   double label_lam = 1.0;  ///< the sample's own weight in its target: MixUp's lam, CutMix's area outside the box
   std::int64_t x1 = 0, y1 = 0, x2 = 0, y2 = 0;  ///< CutMix: columns [x1, x2) of rows [y1, y2) come from the partner
   float on_value = 1.0f, off_value = 0.0f;       ///< a label's one-hot values (timm's label smoothing)
+  /// timm's 'pair' and 'elem' modes draw per sample (`Batch::sample_mixes()`; the batch's own
+  /// draw then only says so). Their targets' lambdas are a tensor of the images' dtype
+  /// (`images_dtype`), in which `1 - lambda` is computed too.
+  bool per_sample = false;
+  DType images_dtype = DType::f32;
 
   /// The sample sample `i` of a batch of `count` is mixed with.
   [[nodiscard]] constexpr std::size_t partner(std::size_t i, std::size_t count) const noexcept {
     if (pairing == Pairing::mirror) return count - 1 - i;
     return i == 0 ? count - 1 : i - 1;
+  }
+
+  /// The weights of a sample's own label and of its partner's in its soft target, as float32, as
+  /// the references make them: a Python float's `lam` and `1 - lam` cast to float32; per sample,
+  /// `lam` as a float32 rounded to the images' dtype and `1 - lam` computed in that dtype.
+  [[nodiscard]] std::array<float, 2> label_weights() const noexcept {
+    if (!per_sample) return {static_cast<float>(label_lam), static_cast<float>(1.0 - label_lam)};
+    const auto in_dtype = [this](float v) {
+      if (images_dtype == DType::bf16) return ops::bf16_to_float(ops::to_bf16_bits(v));
+      if (images_dtype == DType::f16) return ops::f16_to_float(ops::to_f16_bits(v));
+      return v;
+    };
+    const float own = in_dtype(static_cast<float>(label_lam));
+    return {own, in_dtype(ops::exact::sub(1.0f, own))};
   }
 };
 

@@ -17,9 +17,11 @@
 #include <conveyor/ops/exact_float.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <variant>
@@ -83,6 +85,17 @@ struct BatchTransform {
     return std::visit([&](const auto& op) { return op.draw(rng, g); }, choices[pick(rng)]);
   }
 
+  /// Batch `batch`'s per-sample draws, `count` of them, when the op it picks draws per sample
+  /// (timm's modes 'pair' and 'elem'); otherwise none.
+  [[nodiscard]] std::vector<BatchMix> draw_samples(std::uint64_t seed, std::uint64_t epoch, std::uint64_t batch,
+                                                   const MixGeometry& g, std::size_t count) const {
+    CounterRng rng(seed, epoch, batch, RngOp::batch_transform);
+    const BatchOp& op = choices[pick(rng)];
+    const auto* timm = std::get_if<TimmMixup>(&op);
+    if (!timm || timm->mode == TimmMixup::Mode::batch) return {};
+    return timm->draw_samples(rng, g, count);
+  }
+
   /// The index of the choice `rng` picks (a single choice draws nothing).
   [[nodiscard]] std::size_t pick(CounterRng& rng) const {
     return choices.size() == 1 ? 0 : pick_index(rng, choices.size(), p);
@@ -104,11 +117,21 @@ inline void mix_pair(void* a, void* b, const MixGeometry& g, const BatchMix& m) 
   if (m.kind == BatchMix::Kind::cutmix && a != b) CutMix::apply_both(a, b, g, m);
 }
 
+/// Mixes samples i and N - 1 - i with each other by their own draws `ma` and `mb` (timm's 'elem'
+/// mode), each with the other as it was: `scratch` holds a sample's bytes meanwhile.
+inline void mix_pair_each(void* a, void* b, const MixGeometry& g, const BatchMix& ma, const BatchMix& mb,
+                          std::byte* scratch) noexcept {
+  if (a == b) return mix_pair(a, b, g, ma);
+  std::memcpy(scratch, a, g.sample_bytes());
+  mix_sample(a, b, g, ma);
+  mix_sample(b, scratch, g, mb);
+}
+
 /// Row `i` of the soft targets [count, num_classes] from the batch's integer labels, as the
 /// references compute them in float32: one-hot rows of `on_value` and `off_value` (torchvision's
-/// 1 and 0; timm's smoothed ones), each multiplied by its weight (`label_lam` for the sample's own,
-/// `1 - label_lam` for its partner's, each rounded to float32 as torch casts a Python scalar) and
-/// the two products added.
+/// 1 and 0; timm's smoothed ones), each multiplied by its weight (`BatchMix::label_weights`: the
+/// sample's own, `label_lam`, and its partner's, `1 - label_lam`) and the two products added.
+/// With per-sample draws, `m` is sample i's.
 /// @throws Error naming the sample whose label is outside [0, num_classes).
 inline void mix_target(std::span<const std::int64_t> labels, std::size_t i, float* row, std::int64_t num_classes,
                        const BatchMix& m) {
@@ -119,7 +142,8 @@ inline void mix_target(std::span<const std::int64_t> labels, std::size_t i, floa
     if (labels[k] < 0 || labels[k] >= num_classes)
       throw Error("batch_transform: the sample at batch position " + std::to_string(k) + " has label " +
                   std::to_string(labels[k]) + ", outside [0, num_classes = " + std::to_string(num_classes) + ")");
-  const float own = static_cast<float>(m.label_lam), other = static_cast<float>(1.0 - m.label_lam);
+  const std::array<float, 2> weights = m.label_weights();
+  const float own = weights[0], other = weights[1];
   const float own_off = mul(m.off_value, own), other_off = mul(m.off_value, other), off = add(other_off, own_off);
   std::fill(row, row + num_classes, off);
   const auto value = [&](std::int64_t c) {

@@ -11,6 +11,14 @@
 /// the box. Targets: one-hot rows of `1 - smoothing + smoothing / num_classes` and `smoothing /
 /// num_classes`, `y1 * lam + y1.flip(0) * (1 - lam)`, also when the batch is not mixed (lambda 1).
 /// timm asserts an even batch; an odd one's middle sample is its own partner here.
+///
+/// Modes 'pair' and 'elem' (`_params_per_elem`, `_mix_pair`, `_mix_elem`) draw per pair (i, N - 1 - i)
+/// or per sample, from the same distributions, with lambda a float32 (numpy's array) and a draw of
+/// exactly 1 leaving its sample alone; each sample is mixed with its partner as it was before the
+/// batch transform (`x_orig`), MixUp as `x[i] * lam + x_orig[j] * (1 - lam)`. Their targets' lambdas
+/// become a tensor of the images' dtype (`BatchMix::label_weights`); timm would make them uint8
+/// from uint8 images (0 or 1), so these modes need float images here. 'pair' leaves an odd
+/// batch's middle sample unmixed.
 
 #include <conveyor/config.hpp>
 #include <conveyor/batch/batch_mix.hpp>
@@ -21,15 +29,18 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace conveyor {
 inline namespace v0 {
 
 struct TimmMixup {
   static constexpr const char* name = "timm Mixup";
+  enum class Mode : std::uint8_t { batch, pair, elem };
   double mixup_alpha = 1.0;  ///< MixUp is active if > 0
   double cutmix_alpha = 0.0;  ///< CutMix is active if > 0
   std::optional<std::array<double, 2>> cutmix_minmax{};  ///< a box of these fractions of each side (timm then sets cutmix_alpha 1)
@@ -38,6 +49,7 @@ struct TimmMixup {
   bool correct_lam = true;    ///< the labels' lambda from the clipped box's area
   double label_smoothing = 0.1;
   std::int64_t num_classes = 1000;
+  Mode mode = Mode::batch;    ///< one draw a batch, a pair, or a sample
 
   void validate() const {
     const auto fail = [](const std::string& what) { throw ConfigError(std::string(name) + ": " + what); };
@@ -54,6 +66,9 @@ struct TimmMixup {
   }
   /// @throws ConfigError for images its MixUp cannot blend (uint8), or too small for its minmax box.
   void validate(const MixGeometry& g) const {
+    if (mode != Mode::batch && g.dtype == DType::u8)
+      throw ConfigError(std::string(name) + ": modes 'pair' and 'elem' need floating-point images (f32, f16 or bf16), "
+                        "got u8: timm makes their targets' lambdas a tensor of the images' dtype, 0 or 1 in uint8");
     if (mixup_alpha > 0.0 && g.dtype != DType::f32 && g.dtype != DType::f16 && g.dtype != DType::bf16)
       throw ConfigError(std::string(name) + ": with mixup_alpha > 0 the images must be floating point (f32, f16 or "
                         "bf16), got " + std::string(to_string(g.dtype)) + ": timm's MixUp cannot blend uint8 images");
@@ -64,21 +79,63 @@ struct TimmMixup {
                             std::to_string(side) + " (numpy's randint(low, high) needs low < high)");
   }
 
+  /// The batch's draw; in modes 'pair' and 'elem' only what they have in common (`draw_samples`
+  /// draws the rest).
   [[nodiscard]] BatchMix draw(CounterRng& rng, const MixGeometry& g) const {
+    BatchMix m = unmixed(g);
+    if (mode != Mode::batch || !(rng.uniform() < prob)) return m;  // lambda 1: the targets smoothed one-hot
+    const bool cut = picks_cutmix(rng);
+    m.lam = m.label_lam = beta(rng, cut);
+    mix_with(rng, g, cut, m);
+    return m;
+  }
+
+  /// Modes 'pair' and 'elem': each sample's draw of a batch of `count` (its pair's, in 'pair').
+  [[nodiscard]] std::vector<BatchMix> draw_samples(CounterRng& rng, const MixGeometry& g, std::size_t count) const {
+    std::vector<BatchMix> out(count, unmixed(g));
+    const std::size_t draws = mode == Mode::pair ? count / 2 : count;
+    for (std::size_t i = 0; i < draws; ++i) {
+      BatchMix& m = out[i];
+      const bool mixes = rng.uniform() < prob;
+      const bool cut = picks_cutmix(rng);
+      const float lam = static_cast<float>(beta(rng, cut));  // numpy's float32 array
+      if (!mixes || lam == 1.0f) continue;  // timm: `if lam != 1.`
+      m.lam = m.label_lam = lam;
+      mix_with(rng, g, cut, m);
+      m.label_lam = static_cast<float>(m.label_lam);  // stored back into the float32 array
+      if (mode == Mode::pair) out[count - 1 - i] = m;
+    }
+    return out;
+  }
+
+ private:
+  /// A draw that mixes nothing: lambda 1, the pairs and one-hot values of timm's targets.
+  [[nodiscard]] BatchMix unmixed(const MixGeometry& g) const {
     BatchMix m;
     m.pairing = BatchMix::Pairing::mirror;
     const double off = label_smoothing / static_cast<double>(num_classes);
     m.off_value = static_cast<float>(off);
     m.on_value = static_cast<float>(1.0 - label_smoothing + off);
-    if (!(rng.uniform() < prob)) return m;  // lambda 1: the images as they are, the targets smoothed one-hot
-    const double cut_alpha = cutmix_minmax ? 1.0 : cutmix_alpha;
-    bool cut = mixup_alpha <= 0.0;
-    if (mixup_alpha > 0.0 && cut_alpha > 0.0) cut = rng.uniform() < switch_prob;
-    const double alpha = cut ? cut_alpha : mixup_alpha;
-    m.lam = m.label_lam = detail::beta_variate(rng, alpha, alpha);
+    m.per_sample = mode != Mode::batch;
+    m.images_dtype = g.dtype;
+    return m;
+  }
+  /// CutMix rather than MixUp: by switch_prob when both are active, else whichever is.
+  [[nodiscard]] bool picks_cutmix(CounterRng& rng) const {
+    const bool both = mixup_alpha > 0.0 && cut_alpha() > 0.0;
+    return both ? rng.uniform() < switch_prob : mixup_alpha <= 0.0;
+  }
+  [[nodiscard]] double cut_alpha() const noexcept { return cutmix_minmax ? 1.0 : cutmix_alpha; }
+  [[nodiscard]] double beta(CounterRng& rng, bool cut) const {
+    const double alpha = cut ? cut_alpha() : mixup_alpha;
+    return detail::beta_variate(rng, alpha, alpha);
+  }
+  /// MixUp, or CutMix with its box for `m.lam` (rand_bbox, or rand_bbox_minmax) and the labels'
+  /// lambda from the box's area when timm corrects it.
+  void mix_with(CounterRng& rng, const MixGeometry& g, bool cut, BatchMix& m) const {
     if (!cut) {
       m.kind = BatchMix::Kind::mixup;
-      return m;
+      return;
     }
     m.kind = BatchMix::Kind::cutmix;
     const std::int64_t H = g.height, W = g.width;
@@ -102,10 +159,8 @@ struct TimmMixup {
     }
     if (correct_lam || cutmix_minmax)
       m.label_lam = 1.0 - static_cast<double>((m.y2 - m.y1) * (m.x2 - m.x1)) / static_cast<double>(H * W);
-    return m;
   }
 
- private:
   /// [int(side * min), int(side * max)): rand_bbox_minmax's box sizes for one side.
   [[nodiscard]] std::array<std::int64_t, 2> cut_range(std::int64_t side) const noexcept {
     return {static_cast<std::int64_t>(static_cast<double>(side) * (*cutmix_minmax)[0]),

@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// The CUDA implementation of `MixSamples`: the batch's draw read from the pinned arena when the
-/// step is queued, and the mixing kernel over the output on the augment stream, after the
-/// transform's steps. Including this header registers it.
+/// step is queued (its samples' own, per sample, read by the kernel from the uploaded arena), and
+/// the mixing kernel over the output on the augment stream, after the transform's steps. Including this header registers it.
 
 #include <conveyor/config.hpp>
 
@@ -24,7 +24,8 @@ class MixStep final : public DeviceStep {
  public:
   MixStep(const MixSamples& spec, const DeviceStepConfig& c) : spec_(spec), c_(c) {}
   void produce(const StepContext& s) override {
-    kernels::launch_mix(s.output, static_cast<int>(s.count), spec_.geometry, *c_.layout.mix(s.host_arena), s.stream);
+    kernels::launch_mix(s.output, static_cast<int>(s.count), spec_.geometry, *c_.layout.mix(s.host_arena),
+                        c_.layout.sample_mixes(s.arena), s.stream);
   }
 
  private:

@@ -5,10 +5,11 @@
 /// by type instead of by offset.
 ///
 ///   [labels: batch x int64][plans: batch x ops::SamplePlan][programs: batch x PixelProgram]
-///   [mix: BatchMix, targets: batch x classes float32][data: decoded windows or samples][guard]
+///   [mix: (1 + batch) x BatchMix, targets: batch x classes float32][data: decoded windows or samples][guard]
 ///
 /// (the program table only for work that asks for one, `DeviceWork::programs`; the mix section
-/// only with a batch transform: the batch's draw and soft targets, written by the worker that
+/// only with a batch transform: the batch's draw, its samples' own (timm's per-sample modes) and
+/// its soft targets, written by the worker that
 /// finishes the batch, read by the mixing step and the consumer),
 /// and, after those, sections only one side has: `host_only` bytes of the pinned arena (never
 /// uploaded) and `device_only` bytes of the device arena (written on the device), for device steps
@@ -58,7 +59,7 @@ struct SlotLayout {
     l.has_programs = programs;
     l.mix_offset = round_up(l.programs_offset + (programs ? batch * sizeof(ops::pixel::PixelProgram) : 0), 64);
     l.classes = classes;
-    l.targets_offset = l.mix_offset + (classes ? round_up(sizeof(BatchMix), 64) : 0);
+    l.targets_offset = l.mix_offset + (classes ? round_up((batch + 1) * sizeof(BatchMix), 64) : 0);
     const std::size_t tables_end = l.targets_offset + batch * classes * sizeof(float);
     l.data_offset = round_up(tables_end, data_alignment);
     l.total = l.data_offset + data_bytes + guard_bytes;
@@ -95,6 +96,10 @@ struct SlotLayout {
   }
   [[nodiscard]] const BatchMix* mix(const std::byte* base) const noexcept {
     return classes ? reinterpret_cast<const BatchMix*>(base + mix_offset) : nullptr;
+  }
+  /// The samples' own draws, after the batch's (`mix(base) + 1`), or nullptr.
+  [[nodiscard]] const BatchMix* sample_mixes(const std::byte* base) const noexcept {
+    return classes ? mix(base) + 1 : nullptr;
   }
   /// The soft targets [batch, classes], or nullptr when the slot has no mix section.
   [[nodiscard]] float* targets(std::byte* base) const noexcept {

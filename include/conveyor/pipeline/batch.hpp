@@ -104,6 +104,9 @@ class Batch {
   /// With a batch transform: what it drew for this batch (which op, lambda, CutMix's box; sample i
   /// is mixed with `BatchMix::partner(i, size())`); otherwise `Kind::none`.
   [[nodiscard]] const BatchMix& mix() const noexcept { return d_.mix; }
+  /// With a batch transform that draws per sample (timm's modes 'pair' and 'elem'; `mix().per_sample`):
+  /// each sample's draw, in batch order (host memory); otherwise empty.
+  [[nodiscard]] std::span<const BatchMix> sample_mixes() const noexcept { return d_.sample_mixes; }
   /// The labels copied into memory of their own, which does not hold the batch's slot, for labels
   /// kept past the batch. A device batch's copy is made in order on `stream` (a `cudaStream_t` of
   /// its device; nullptr: the pipeline's stream), which is handed the batch first as by
@@ -157,6 +160,7 @@ class Batch {
     TensorView labels{};
     TensorView targets{};
     BatchMix mix{};
+    std::span<const BatchMix> sample_mixes{};
     const std::int64_t* indices = nullptr;
     std::span<const SkippedSample> skipped{};
     std::size_t size = 0;
@@ -190,6 +194,7 @@ inline Batch make_batch(std::shared_ptr<Ring> ring, std::size_t slot, std::uint6
     const std::array<std::int64_t, 2> targets_shape{count, num_classes};
     b.d_.targets = TensorView::contiguous(targets, DType::f32, targets_shape, device);
     b.d_.mix = s.mix;
+    b.d_.sample_mixes = s.sample_mixes;
   }
   b.d_.indices = s.indices.data();
   b.d_.skipped = s.skipped;

@@ -6,7 +6,9 @@
 /// One thread per element of a sample that the op touches (every element for MixUp, the box's for
 /// CutMix), walking the batch: pairing i with i - 1 it carries the previous sample's unmixed value
 /// down the batch (the first sample's partner is the last, read before anything is written);
-/// pairing i with N - 1 - i it mixes each pair at once. No thread reads what another writes.
+/// pairing i with N - 1 - i it mixes each pair at once. No thread reads what another writes. With
+/// a draw per sample (timm's 'pair' and 'elem' modes) one thread mixes one element of one pair, each
+/// sample by its own draw from the slot's table in device memory.
 
 #include <conveyor/config.hpp>
 
@@ -88,9 +90,64 @@ __global__ void mix_batch(T* out, std::int64_t sample_elems, int count, MixEleme
   }
 }
 
-/// Mixes the `count` samples of `out` (`g`'s images, contiguous) as `m` says, on `stream`.
-inline void launch_mix(void* out, int count, const MixGeometry& g, const BatchMix& m, cudaStream_t stream) {
-  if (count <= 0 || m.kind == BatchMix::Kind::none) return;
+/// Whether element `e` of a sample (counted in elements) lies in `m`'s box.
+[[nodiscard]] __device__ inline bool in_box(const MixGeometry& g, const BatchMix& m, std::int64_t e) noexcept {
+  const bool chw = g.layout == Layout::NCHW;
+  const std::int64_t x = chw ? e % g.width : e / g.channels % g.width;
+  const std::int64_t y = chw ? e / g.width % g.height : e / (g.channels * g.width);
+  return x >= m.x1 && x < m.x2 && y >= m.y1 && y < m.y2;
+}
+
+/// Element `e` of a sample, `self`, mixed with its partner's by the sample's own draw `m`.
+template <class T>
+[[nodiscard]] __device__ T mixed_by(const MixGeometry& g, const BatchMix& m, std::int64_t e, T self, T partner, bool half) {
+  if (m.kind == BatchMix::Kind::cutmix) return in_box(g, m, e) ? partner : self;
+  if (m.kind != BatchMix::Kind::mixup) return self;
+  const float own = static_cast<float>(m.lam), other = static_cast<float>(1.0 - m.lam);
+  if constexpr (sizeof(T) == 4)
+    return MixUp::blend_value(self, partner, own, other);
+  else if constexpr (sizeof(T) == 2)
+    return MixUp::blend_value(self, partner, own, other, half);
+  else
+    return self;  // uint8 images are never blended (validated)
+}
+
+template <class T>
+__global__ void mix_pairs_each(T* out, std::int64_t sample_elems, int count, MixGeometry g, const BatchMix* mixes,
+                               bool half) {
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= sample_elems) return;
+  const int p = static_cast<int>(blockIdx.y), q = count - 1 - p;
+  T* x = out + std::int64_t(p) * sample_elems + e;
+  T* y = out + std::int64_t(q) * sample_elems + e;
+  const T a = *x, b = *y;
+  *x = mixed_by(g, mixes[p], e, a, b, half);
+  if (q != p) *y = mixed_by(g, mixes[q], e, b, a, half);
+}
+
+/// Mixes the `count` samples of `out` (`g`'s images, contiguous) as `m` says, on `stream`; with
+/// `m.per_sample`, by each sample's own draw from `sample_mixes` (device memory).
+inline void launch_mix(void* out, int count, const MixGeometry& g, const BatchMix& m, const BatchMix* sample_mixes,
+                       cudaStream_t stream) {
+  if (count <= 0) return;
+  if (m.per_sample) {
+    constexpr int threads = 256;
+    const std::int64_t sample_elems = g.channels * g.height * g.width;
+    const dim3 blocks(static_cast<unsigned>((sample_elems + threads - 1) / threads), static_cast<unsigned>((count + 1) / 2));
+    const bool half = g.dtype == DType::f16;
+    const std::size_t size = dtype_size(g.dtype);
+    if (size == 4)
+      mix_pairs_each<float><<<blocks, threads, 0, stream>>>(static_cast<float*>(out), sample_elems, count, g, sample_mixes, half);
+    else if (size == 2)
+      mix_pairs_each<std::uint16_t><<<blocks, threads, 0, stream>>>(static_cast<std::uint16_t*>(out), sample_elems, count, g,
+                                                                     sample_mixes, half);
+    else
+      mix_pairs_each<std::uint8_t><<<blocks, threads, 0, stream>>>(static_cast<std::uint8_t*>(out), sample_elems, count, g,
+                                                                    sample_mixes, half);
+    CONVEYOR_CUDA_TRY(cudaGetLastError());
+    return;
+  }
+  if (m.kind == BatchMix::Kind::none) return;
   MixElements el{g.channels, g.height, g.width};
   el.nchw = g.layout == Layout::NCHW;
   if (m.kind == BatchMix::Kind::cutmix) {

@@ -71,17 +71,24 @@ class BatchMixing {
     }
   }
 
-  /// Draws the slot's batch's mix, writes its soft targets to `targets` (the slot's own; a device
-  /// slot's pinned arena, where `device_mix` gets the draw) and, pairing with the previous sample,
-  /// copies each chunk's first partner aside; returns the number of chunks (0: nothing to mix here).
+  /// Draws the slot's batch's mix (and its samples', per sample), writes its soft targets to
+  /// `targets` (the slot's own; a device slot's pinned arena, where `device_mixes` gets the batch's
+  /// draw and then its samples') and, pairing with the previous sample, copies each chunk's first
+  /// partner aside; returns the number of chunks (0: nothing to mix here).
   /// @throws Error for a label outside [0, num_classes).
-  std::size_t cut(Slot& s, float* targets, BatchMix* device_mix = nullptr) const {
+  std::size_t cut(Slot& s, float* targets, BatchMix* device_mixes = nullptr) const {
     s.mix = t_.draw(seed_, s.epoch, s.batch, g_);
+    s.sample_mixes = t_.draw_samples(seed_, s.epoch, s.batch, g_, s.count);
+    const bool per_sample = !s.sample_mixes.empty();
     const auto classes = static_cast<std::size_t>(num_classes());
     const std::span<const std::int64_t> labels(s.labels.data(), s.count);
-    for (std::size_t i = 0; i < s.count; ++i) mix_target(labels, i, targets + i * classes, num_classes(), s.mix);
-    if (device_mix) *device_mix = s.mix;
-    if (on_device_ || s.mix.kind == BatchMix::Kind::none) return 0;
+    for (std::size_t i = 0; i < s.count; ++i)
+      mix_target(labels, i, targets + i * classes, num_classes(), per_sample ? s.sample_mixes[i] : s.mix);
+    if (device_mixes) {
+      device_mixes[0] = s.mix;
+      std::copy(s.sample_mixes.begin(), s.sample_mixes.end(), device_mixes + 1);
+    }
+    if (on_device_ || (s.mix.kind == BatchMix::Kind::none && !per_sample)) return 0;
     const std::size_t chunks = std::min(chunks_, units(s)), bytes = g_.sample_bytes();
     if (s.mix.pairing == BatchMix::Pairing::previous)
       for (std::size_t k = 0; k < chunks; ++k)
@@ -96,7 +103,11 @@ class BatchMixing {
       std::size_t samples = 0;
       for (std::size_t i = a; i < b; ++i) {
         const std::size_t j = s.count - 1 - i;
-        mix_pair(sample(s, i), sample(s, j), g_, s.mix);
+        if (s.sample_mixes.empty())
+          mix_pair(sample(s, i), sample(s, j), g_, s.mix);
+        else  // the chunk's boundary room, unused by mirrored pairs, holds a sample meanwhile
+          mix_pair_each(sample(s, i), sample(s, j), g_, s.sample_mixes[i], s.sample_mixes[j],
+                        s.boundaries.data() + k * g_.sample_bytes());
         samples += i == j ? 1 : 2;
       }
       return samples;

@@ -43,6 +43,7 @@ struct Slot {
   std::vector<float> targets;  // with a batch transform: [batch_size, num_classes] soft targets
   std::vector<std::byte> boundaries;  // with a batch transform: each chunk's first partner, unmixed
   BatchMix mix{};                      // the batch's draw
+  std::vector<BatchMix> sample_mixes;  // its samples' own (timm's per-sample modes), else empty
   std::size_t mix_chunks = 0;          // chunks of the batch to mix (0: not cut yet)
   std::size_t mix_next = 0;            // the next chunk a worker takes
   std::size_t mix_pending = 0;         // chunks not mixed yet
