@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 using namespace conveyor;
@@ -102,12 +103,7 @@ TEST_CASE("The mixing kernel equals the CPU's mixing on random batches and draws
 
 TEST_CASE("A CUDA pipeline's mixed batches and soft targets equal the CPU backend's", "[gpu][batch_transform]") {
   const InMemory data = conveyor_test::jpeg_dataset(23, 4);  // batches of 8, 8 and 7
-  struct Case {
-    DType dtype;
-    Layout layout;
-    BatchTransform transform;
-  };
-  const std::vector<Case> cases{
+  const std::vector<std::tuple<DType, Layout, BatchTransform>> cases{
       {DType::f32, Layout::NCHW, MixUp{.alpha = 0.4, .num_classes = 5}},
       {DType::bf16, Layout::NHWC, BatchTransform({MixUp{.alpha = 0.2, .num_classes = 5}, CutMix{.alpha = 1.0, .num_classes = 5}})},
       {DType::f16, Layout::NCHW, CutMix{.alpha = 1.0, .num_classes = 5}},
@@ -119,13 +115,13 @@ TEST_CASE("A CUDA pipeline's mixed batches and soft targets equal the CPU backen
       {DType::f16, Layout::NCHW, TimmMixup{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .prob = 0.8, .num_classes = 5,
                                            .mode = TimmMixup::Mode::pair}},
   };
-  for (const Case& c : cases) {
-    CAPTURE(to_string(c.dtype), to_string(c.layout));
+  for (const auto& [dtype, layout, transform] : cases) {
+    CAPTURE(to_string(dtype), to_string(layout));
     ImageAugment aug = ImageAugment::train(32);
-    aug.dtype = c.dtype;
-    aug.layout = c.layout;
-    if (c.dtype == DType::u8) aug.normalize.reset();
-    const PipelineOptions cpu{.batch_size = 8, .workers = 3, .seed = 5, .batch_transform = c.transform};
+    aug.dtype = dtype;
+    aug.layout = layout;
+    if (dtype == DType::u8) aug.normalize.reset();
+    const PipelineOptions cpu{.batch_size = 8, .workers = 3, .seed = 5, .batch_transform = transform};
     PipelineOptions gpu = cpu;
     gpu.device = 0;
     using Pipe = BatchPipeline<InMemory, SequentialSampler, ImageAugment>;

@@ -219,15 +219,29 @@ def test_timm_batch_mode_equals_timms_on_the_same_draw(samples, dtype, kwargs, m
     assert sum(ops.values()) == 2  # 13 photos in batches of 6, the last (of 1) dropped: timm needs even batches
 
 
-def timm_draws(n, **kwargs):
-    """n of conveyor's draws for a timm Mixup with these arguments (timm's names)."""
+def timm_op(mode="batch", **kwargs):
+    """The binding's op for a timm Mixup with these arguments (timm's names)."""
     a = dict(mixup_alpha=1.0, cutmix_alpha=0.0, cutmix_minmax=None, prob=1.0, switch_prob=0.5, correct_lam=True,
              label_smoothing=0.1)
     a.update(kwargs)
     minmax = [-1.0, -1.0] if a["cutmix_minmax"] is None else list(a["cutmix_minmax"])
-    op = ("timm", [a["mixup_alpha"], a["cutmix_alpha"], *minmax, a["prob"], a["switch_prob"], float(a["correct_lam"]),
-                   a["label_smoothing"], CLASSES])
-    return draws([op], [], n)
+    return ("timm", [a["mixup_alpha"], a["cutmix_alpha"], *minmax, a["prob"], a["switch_prob"], float(a["correct_lam"]),
+                     a["label_smoothing"], CLASSES, float(("batch", "pair", "elem").index(mode))])
+
+
+def same_ops_and_lambdas(theirs, ours, what):
+    """(op, lam, label lam, ...) draws: the ops' shares, and each op's lambdas' distributions;
+    returns {op: (theirs, ours)} for the ops drawn often enough to compare."""
+    same_categories([t[0] for t in theirs], [d[0] for d in ours], f"{what} op", categories=1)
+    compared = {}
+    for op in ("MixUp", "CutMix"):
+        a, b = [t for t in theirs if t[0] == op], [d for d in ours if d[0] == op]
+        if len(a) < 100:
+            continue
+        same_distribution([t[1] for t in a], [d[1] for d in b], f"{what} {op} lambda")
+        same_distribution([t[2] for t in a], [d[2] for d in b], f"{what} {op} labels' lambda")
+        compared[op] = a, b
+    return compared
 
 
 @needs_timm
@@ -248,14 +262,8 @@ def test_timm_draws_are_timms_distribution(kwargs):
                 (37, 53), lam, ratio_minmax=mixer.cutmix_minmax, correct_lam=mixer.correct_lam)
             box = (int(xl), int(yl), int(xh), int(yh))
         theirs.append(("CutMix" if use_cutmix else ("MixUp" if lam != 1.0 else None), lam, float(label_lam), box))
-    ours = timm_draws(N, **kwargs)
-    same_categories([t[0] for t in theirs], [d[0] for d in ours], "timm's op", categories=1)
-    for op in ("MixUp", "CutMix"):
-        a, b = [t for t in theirs if t[0] == op], [d for d in ours if d[0] == op]
-        if len(a) < 100:
-            continue
-        same_distribution([t[1] for t in a], [d[1] for d in b], f"{op} lambda")
-        same_distribution([t[2] for t in a], [d[2] for d in b], f"{op} labels' lambda")
+    ours = draws([timm_op(**kwargs)], [], N)
+    for op, (a, b) in same_ops_and_lambdas(theirs, ours, "timm's").items():
         if op == "CutMix":
             for k, name in enumerate(("x1", "y1", "x2", "y2")):
                 same_distribution([t[3][k] for t in a], [d[3][k] for d in b], f"CutMix {name}")
@@ -323,20 +331,9 @@ def test_timm_per_sample_draws_are_timms_distribution(kwargs):
                                                               correct_lam=mixer.correct_lam)
             op = None if lam == 1.0 else ("CutMix" if cut else "MixUp")
             theirs.append((op, float(lam), float(numpy.float32(label_lam))))
-    a = dict(mixup_alpha=1.0, cutmix_alpha=0.0, cutmix_minmax=None, prob=1.0, switch_prob=0.5, correct_lam=True,
-             label_smoothing=0.1)
-    a.update(kwargs)
-    minmax = [-1.0, -1.0] if a["cutmix_minmax"] is None else list(a["cutmix_minmax"])
-    op = ("timm", [a["mixup_alpha"], a["cutmix_alpha"], *minmax, a["prob"], a["switch_prob"], float(a["correct_lam"]),
-                   a["label_smoothing"], CLASSES, 2.0])
+    op = timm_op("elem", **kwargs)
     ours = [m for b in range(N // 50) for m in conveyor._conveyor.batch_sample_mixes_draw([op], [], 4, 0, b, 37, 53, 50)]
-    same_categories([t[0] for t in theirs], [d[0] for d in ours], "timm's per-sample op", categories=1)
-    for name in ("MixUp", "CutMix"):
-        x, y = [t for t in theirs if t[0] == name], [d for d in ours if d[0] == name]
-        if len(x) < 100:
-            continue
-        same_distribution([t[1] for t in x], [d[1] for d in y], f"{name} lambda")
-        same_distribution([t[2] for t in x], [d[2] for d in y], f"{name} labels' lambda")
+    assert same_ops_and_lambdas(theirs, ours, "timm's per-sample"), "too few mixes to compare"
 
 
 @needs_timm
