@@ -8,7 +8,7 @@
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
 //                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated]
 //                  [--device-sync spin|yield|blocking] [--format auto|folder|wds|tfrecord|list] [--shard-window W]
-//                  [--batch-transform none|mixup|cutmix|choice] [--classes N]
+//                  [--batch-transform none|mixup|cutmix|choice|timm|timm-elem] [--classes N]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
 // end of the last epoch, nothing excluded.
@@ -76,7 +76,7 @@ struct Args {
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
                "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
                "         [--gpu-upsampling interpolated|replicated] [--device-sync spin|yield|blocking]\n"
-               "         [--recipe plain|trivial|color] [--batch-transform none|mixup|cutmix|choice]\n"
+               "         [--recipe plain|trivial|color] [--batch-transform none|mixup|cutmix|choice|timm|timm-elem]\n"
                "         [--classes N]\n";
   std::exit(2);
 }
@@ -164,8 +164,8 @@ Args parse(int argc, char** argv) {
     usage("--recipe expects plain, trivial or color, got '" + a.recipe + "'");
   if (a.recipe != "plain" && a.transform != "train") usage("--recipe " + a.recipe + " needs --transform train");
   if (a.batch_transform != "none" && a.batch_transform != "mixup" && a.batch_transform != "cutmix" &&
-      a.batch_transform != "choice")
-    usage("--batch-transform expects none, mixup, cutmix or choice, got '" + a.batch_transform + "'");
+      a.batch_transform != "choice" && a.batch_transform != "timm" && a.batch_transform != "timm-elem")
+    usage("--batch-transform expects none, mixup, cutmix, choice, timm or timm-elem, got '" + a.batch_transform + "'");
   return a;
 }
 
@@ -217,7 +217,8 @@ std::vector<conveyor::PixelTransform> recipe_transforms(const std::string& recip
 }
 
 /// --batch-transform as torchvision's reference recipe has it: MixUp(0.2), CutMix(1.0), or a
-/// uniform choice of the two.
+/// uniform choice of the two; or timm's Mixup as DeiT configures it (mixup 0.8, cutmix 1.0,
+/// label smoothing 0.1), in its 'batch' or 'elem' mode.
 std::optional<conveyor::BatchTransform> batch_transform(const Args& a) {
   using namespace conveyor;
   const MixUp mixup{.alpha = 0.2, .num_classes = a.classes};
@@ -225,6 +226,10 @@ std::optional<conveyor::BatchTransform> batch_transform(const Args& a) {
   if (a.batch_transform == "mixup") return BatchTransform(mixup);
   if (a.batch_transform == "cutmix") return BatchTransform(cutmix);
   if (a.batch_transform == "choice") return BatchTransform({mixup, cutmix});
+  TimmMixup timm{.mixup_alpha = 0.8, .cutmix_alpha = 1.0, .label_smoothing = 0.1, .num_classes = a.classes};
+  if (a.batch_transform == "timm") return BatchTransform(timm);
+  timm.mode = TimmMixup::Mode::elem;
+  if (a.batch_transform == "timm-elem") return BatchTransform(timm);
   return std::nullopt;
 }
 
