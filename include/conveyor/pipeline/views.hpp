@@ -78,9 +78,9 @@ struct ViewsWorkspace {
 /// resamples its part of that window. Without decode scaling (`CenterCrop`'s default, or
 /// `decode_scaling = false`) every copy is, bit for bit, its `ImageAugment` run alone with its
 /// context. With decode scaling a copy may be decoded at a larger scale than it would choose alone
-/// (another copy needs more pixels), and then differs from its lone run by the scaled decode's
-/// rounding (within about 0.6 LSB on average); where it is decoded at its own scale it is its lone
-/// run still. Either way the output is a function of (seed, epoch, index) alone.
+/// (another copy needs more pixels), and then differs from its lone run as two DCT scales' decodes
+/// of one crop differ (a few levels at most on average, tested); where it is decoded at its own
+/// scale it is its lone run still. Either way the output is a function of (seed, epoch, index) alone.
 ///
 /// Not a `DeviceTransform`: on a device, its samples are finished on the CPU and copied.
 struct Views {
