@@ -38,5 +38,6 @@
 #include <conveyor/pipeline/prometheus.hpp>
 #include <conveyor/pipeline/raw_tensor.hpp>
 #include <conveyor/pipeline/stats.hpp>
+#include <conveyor/pipeline/views.hpp>
 #include <conveyor/serve/metrics.hpp>
 #include <conveyor/serve/preprocessor.hpp>

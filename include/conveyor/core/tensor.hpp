@@ -71,9 +71,10 @@ struct Device {
   friend constexpr bool operator==(const Device&, const Device&) = default;
 };
 
-/// A non-owning view of a strided tensor of up to 4 dimensions. Strides count elements.
+/// A non-owning view of a strided tensor of up to 5 dimensions (a batch of groups of images:
+/// [N, count, C, H, W]). Strides count elements.
 struct TensorView {
-  static constexpr int max_rank = 4;
+  static constexpr int max_rank = 5;
 
   void* data = nullptr;
   DType dtype = DType::u8;

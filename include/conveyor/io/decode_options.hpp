@@ -20,6 +20,7 @@ struct DecodeOptions {
   /// entropy-decoding the AC scans (jpeg_scans.hpp). Corruption confined to AC scans then goes
   /// unnoticed, as it does below a cropped window.
   bool dc_scans_at_eighth = true;
+  friend constexpr bool operator==(const DecodeOptions&, const DecodeOptions&) = default;
 };
 
 /// A window of the image to decode, in the pixels of the image scaled by `scale_num`/8

@@ -96,12 +96,41 @@ struct DecodeJob {
   }
 };
 
+/// The DCT scale (in eighths) `decode_job` chooses for `plan` of `info`'s image: the smallest of
+/// 1/8, 2/8, 4/8 and 8/8 that still gives at least one source pixel per output pixel on both axes,
+/// where `dct_scaling` allows and the image is scalable; else 8.
+[[nodiscard]] inline int dct_scale(const ImageInfo& info, const ops::SamplePlan& plan, bool dct_scaling) noexcept {
+  // Only 1/8, 2/8 and 4/8: libjpeg-turbo has SIMD inverse DCTs for those, while 3/8, 5/8, 6/8
+  // and 7/8 run in plain C and decode slower than full size (measured: bench_decode).
+  int n = 8;
+  if (dct_scaling && info.scalable) {
+    const double scale = std::min(plan.x.scale, plan.y.scale);
+    while (n > 1 && scale * (n / 2) >= 8.0) n /= 2;
+  }
+  return n;
+}
+
+/// Where window `r` (stored pixels of the image of `info` scaled by `r.scale_num`/8) starts in that
+/// image shown upright under Exif `orientation`: {x0, y0}.
+[[nodiscard]] inline std::array<std::int32_t, 2> oriented_origin(const ImageInfo& info, int orientation,
+                                                                 const DecodeRegion& r) noexcept {
+  const bool swap = orientation >= 5;
+  const bool mirror_x = orientation == 2 || orientation == 3 || orientation == 6 || orientation == 7;
+  const bool mirror_y = orientation == 3 || orientation == 4 || orientation == 7 || orientation == 8;
+  const int sw = scaled_size(info.width, r.scale_num), sh = scaled_size(info.height, r.scale_num);
+  const auto start = [](std::int32_t lo, std::int32_t hi, int extent, bool mirrored) {
+    return mirrored ? extent - hi : lo;
+  };
+  const std::array<std::int32_t, 2> cols{r.x, r.x + r.width}, rows{r.y, r.y + r.height};
+  return {swap ? start(rows[0], rows[1], sh, mirror_x) : start(cols[0], cols[1], sw, mirror_x),
+          swap ? start(cols[0], cols[1], sw, mirror_y) : start(rows[0], rows[1], sh, mirror_y)};
+}
+
 /// The job for `plan` (made for the image of `info` shown upright under Exif `orientation`,
-/// `oriented_size`): chooses the DCT scale (the smallest of 1/8, 2/8, 4/8 and 8/8 that still gives
-/// at least one source pixel per output pixel on both axes, where `dct_scaling` allows and the
-/// image is scalable) and the window the resampler's taps read (with `roi`; else the whole image).
-[[nodiscard]] inline DecodeJob decode_job(const ImageInfo& info, int orientation, const ops::SamplePlan& plan,
-                                          bool dct_scaling, bool roi) {
+/// `oriented_size`) decoded at the DCT scale `n`/8 (1, 2, 4 or 8; 8 where the image is not
+/// scalable): the window the resampler's taps read (with `roi`; else the whole image).
+[[nodiscard]] inline DecodeJob decode_job_at(const ImageInfo& info, int orientation, const ops::SamplePlan& plan, int n,
+                                             bool roi) {
   DecodeJob job;
   job.orientation = orientation;
   const bool swap = job.orientation >= 5;
@@ -109,13 +138,6 @@ struct DecodeJob {
   const bool mirror_y = job.orientation == 3 || job.orientation == 4 || job.orientation == 7 || job.orientation == 8;
   const auto [ow, oh] = oriented_size(info, orientation);
   job.plan = plan;
-  // Only 1/8, 2/8 and 4/8: libjpeg-turbo has SIMD inverse DCTs for those, while 3/8, 5/8, 6/8
-  // and 7/8 run in plain C and decode slower than full size (measured: bench_decode).
-  int n = 8;
-  if (dct_scaling && info.scalable) {
-    const double scale = std::min(job.plan.x.scale, job.plan.y.scale);
-    while (n > 1 && scale * (n / 2) >= 8.0) n /= 2;
-  }
   const int sow = scaled_size(ow, n), soh = scaled_size(oh, n);
   if (n < 8) {
     scale_axis(job.plan.x, n, ow, sow, mirror_x);
@@ -142,11 +164,38 @@ struct DecodeJob {
   job.region = {cols[0], rows[0], cols[1] - cols[0], rows[1] - rows[0], n};
   job.whole = n == 8 && job.region.width == sw && job.region.height == sh;
   // Where the decoded window starts in the oriented image.
-  const auto oriented_start = [](std::array<std::int32_t, 2> r, int extent, bool mirrored) {
-    return mirrored ? extent - r[1] : r[0];
-  };
-  job.x0 = swap ? oriented_start(rows, sh, mirror_x) : oriented_start(cols, sw, mirror_x);
-  job.y0 = swap ? oriented_start(cols, sw, mirror_y) : oriented_start(rows, sh, mirror_y);
+  const auto [x0, y0] = oriented_origin(info, orientation, job.region);
+  job.x0 = x0;
+  job.y0 = y0;
+  return job;
+}
+
+/// The job for `plan` (made for the image of `info` shown upright under Exif `orientation`,
+/// `oriented_size`): at the DCT scale `dct_scale` chooses, the window the resampler's taps read
+/// (with `roi`; else the whole image).
+[[nodiscard]] inline DecodeJob decode_job(const ImageInfo& info, int orientation, const ops::SamplePlan& plan,
+                                          bool dct_scaling, bool roi) {
+  return decode_job_at(info, orientation, plan, dct_scale(info, plan, dct_scaling), roi);
+}
+
+/// The smallest window holding windows `a` and `b` of one image at one scale. Two windows
+/// `decode_job_at` made keep their columns' alignment and their edge columns' margin in it: its
+/// first column is one of theirs, and every tap either reads lies at least as far inside it.
+[[nodiscard]] inline DecodeRegion region_union(const DecodeRegion& a, const DecodeRegion& b) noexcept {
+  const int x = std::min(a.x, b.x), y = std::min(a.y, b.y);
+  return {x, y, std::max(a.x + a.width, b.x + b.width) - x, std::max(a.y + a.height, b.y + b.height) - y, a.scale_num};
+}
+
+/// `job` (of `info`'s image) reading `window` instead of its own region: a window at the job's
+/// scale holding its region (`region_union`). Its plan moves by integer shifts only, in `finish`,
+/// so it reads the same pixels, wherever libjpeg-turbo decodes them alike.
+[[nodiscard]] inline DecodeJob on_window(DecodeJob job, const ImageInfo& info, const DecodeRegion& window) noexcept {
+  job.region = window;
+  job.whole = window.scale_num == 8 && window.x == 0 && window.y == 0 && window.width == info.width &&
+              window.height == info.height;
+  const auto [x0, y0] = oriented_origin(info, job.orientation, window);
+  job.x0 = x0;
+  job.y0 = y0;
   return job;
 }
 

@@ -1,0 +1,305 @@
+#pragma once
+/// @file
+/// `Views`: several augmented views of each image (self-supervised multi-crop: DINO's global and
+/// local crops, SimCLR's and BYOL's pairs), decoded once.
+
+#include <conveyor/config.hpp>
+#include <conveyor/core/concepts.hpp>
+#include <conveyor/core/error.hpp>
+#include <conveyor/core/hash.hpp>
+#include <conveyor/core/nvtx.hpp>
+#include <conveyor/core/sample.hpp>
+#include <conveyor/core/tensor.hpp>
+#include <conveyor/device/work.hpp>
+#include <conveyor/io/decode_options.hpp>
+#include <conveyor/io/image_decoder.hpp>
+#include <conveyor/ops/plan.hpp>
+#include <conveyor/pipeline/augment/decode_job.hpp>
+#include <conveyor/pipeline/augment/workspace.hpp>
+#include <conveyor/pipeline/image_augment.hpp>
+#include <conveyor/transforms/program_draw.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace conveyor {
+inline namespace v0 {
+
+/// One kind of view: its augmentation (crop, flip, pixel transforms, output) and how many copies
+/// of it each sample gets, each with its own draws.
+struct View {
+  ImageAugment augment{};
+  int count = 1;
+};
+
+namespace detail {
+
+/// What `Views` keeps per view copy while it prepares a sample.
+struct ViewCopy {
+  SampleProgram drawn{};
+  ops::SamplePlan plan{};  ///< in the oriented image, before the decode's scale
+  DecodeJob job{};
+};
+
+/// Per-worker state of `Views`: one decoder and its buffers for every view, and the copies' plans.
+struct ViewsWorkspace {
+  AugmentWorkspace augment;
+  std::vector<ViewCopy> copies{};
+};
+
+}  // namespace detail
+
+/// Several augmented views of each image, decoded once: a sample is one blob holding its view
+/// copies one after another, in view order (a view's `count` copies consecutively), each in its
+/// `ImageAugment`'s own dtype, layout and size (every view shares one dtype and layout).
+///
+/// ```
+/// conveyor::ImageAugment global{.crop = conveyor::RandomResizedCrop{.size = 224, .scale = {0.4, 1.0}}, ...};
+/// conveyor::ImageAugment local{.crop = conveyor::RandomResizedCrop{.size = 96, .scale = {0.05, 0.4}}, ...};
+/// conveyor::Views dino{{{global, 2}, {local, 8}}};
+/// for (const conveyor::Batch& b : pipeline) {
+///   const auto groups = dino.group_tensors(b.images());  // [N, 2, 3, 224, 224], [N, 8, 3, 96, 96]
+/// }
+/// ```
+///
+/// Streams: copy k (counted over views and their counts) of sample `index` draws everything (crop,
+/// flip, pixel program) from the streams of `copy_context(ctx, k)`: copy 0 from the sample's own
+/// context, so `Views{{View{a}}}` is `a` bit for bit, and copy k > 0 under `copy_seed(seed, k)`, so
+/// appending views changes no earlier copy's draws.
+///
+/// Decoding: the header is read once, every copy planned, and the union of the copies' windows
+/// decoded once, at the DCT scale that the least scaled copy would choose alone; each copy then
+/// resamples its part of that window. Without decode scaling (`CenterCrop`'s default, or
+/// `decode_scaling = false`) every copy is, bit for bit, its `ImageAugment` run alone with its
+/// context. With decode scaling a copy may be decoded at a larger scale than it would choose alone
+/// (another copy needs more pixels), and then differs from its lone run as two DCT scales' decodes
+/// of one crop differ (a few levels at most on average, tested); where it is decoded at its own
+/// scale it is its lone run still. Either way the output is a function of (seed, epoch, index) alone.
+///
+/// Not a `DeviceTransform`: on a device, its samples are finished on the CPU and copied.
+struct Views {
+  std::vector<View> views{};
+
+  /// @throws ConfigError naming the view (its index) and what is wrong: no views, a count below 1,
+  /// an invalid augmentation, or a dtype, layout or decode options unlike view 0's.
+  void validate() const {
+    if (views.empty()) throw ConfigError("Views: no views (give at least one View)");
+    const ImageAugment& first = views.front().augment;
+    for (std::size_t v = 0; v < views.size(); ++v) {
+      const ImageAugment& a = views[v].augment;
+      const std::string which = "Views: view " + std::to_string(v);
+      if (views[v].count < 1) throw ConfigError(which + ": count must be >= 1, got " + std::to_string(views[v].count));
+      try {
+        a.validate();
+      } catch (const ConfigError& e) {
+        throw ConfigError(which + ": " + std::string(detail::split_location(e.what()).second));
+      }
+      if (a.dtype != first.dtype)
+        throw ConfigError(which + ": dtype " + std::string(to_string(a.dtype)) + " differs from view 0's " +
+                          std::string(to_string(first.dtype)) + " (every view shares one dtype and layout)");
+      if (a.layout != first.layout)
+        throw ConfigError(which + ": layout " + std::string(to_string(a.layout)) + " differs from view 0's " +
+                          std::string(to_string(first.layout)) + " (every view shares one dtype and layout)");
+      if (!(a.decode == first.decode))
+        throw ConfigError(which + ": decode options differ from view 0's (one decoder decodes every view)");
+    }
+  }
+
+  /// Copies per sample: the views' counts summed.
+  [[nodiscard]] std::size_t copy_count() const noexcept {
+    std::size_t n = 0;
+    for (const View& v : views) n += static_cast<std::size_t>(std::max(v.count, 0));
+    return n;
+  }
+
+  /// The view of copy `k` (copies counted over views and their counts).
+  [[nodiscard]] std::size_t view_of(std::size_t k) const noexcept {
+    std::size_t v = 0;
+    for (; v + 1 < views.size(); ++v) {
+      const auto count = static_cast<std::size_t>(std::max(views[v].count, 0));
+      if (k < count) break;
+      k -= count;
+    }
+    return v;
+  }
+
+  /// A sample's blob: its copies' elements in the shared dtype, as a rank-1 spec.
+  [[nodiscard]] SampleSpec sample_spec() const noexcept {
+    std::int64_t numel = 0;
+    for (const View& v : views) numel += std::int64_t{std::max(v.count, 0)} * v.augment.sample_spec().numel();
+    return {views.empty() ? DType::u8 : views.front().augment.dtype, 1, {numel, 0, 0}};
+  }
+
+  /// The byte offset of each copy within a sample's blob, in copy order.
+  [[nodiscard]] std::vector<std::size_t> view_offsets() const {
+    std::vector<std::size_t> offsets;
+    offsets.reserve(copy_count());
+    std::size_t at = 0;
+    for (const View& v : views)
+      for (int c = 0; c < v.count; ++c) {
+        offsets.push_back(at);
+        at += v.augment.sample_spec().bytes();
+      }
+    return offsets;
+  }
+
+  /// Consecutive copies of one image size: copies [first, first + count).
+  struct Group {
+    std::size_t first = 0;
+    std::size_t count = 0;
+  };
+  /// The runs of consecutive copies of one image size, in order (DINO: the globals, the locals).
+  [[nodiscard]] std::vector<Group> groups() const {
+    std::vector<Group> out;
+    std::size_t k = 0;
+    for (const View& v : views)
+      for (int c = 0; c < v.count; ++c, ++k) {
+        if (!out.empty() && views[view_of(out.back().first)].augment.sample_spec() == v.augment.sample_spec())
+          ++out.back().count;
+        else
+          out.push_back({k, 1});
+      }
+    return out;
+  }
+
+  /// One tensor per copy of a batch's images (a `Batch::images()` of this transform's samples,
+  /// [N, blob]): [N, C, H, W] or [N, H, W, C] in the batch's memory, strided (its batch stride is
+  /// the whole blob's). No copy is made; the views live as long as the batch.
+  /// @throws ConfigError when `images` is not this transform's batch.
+  [[nodiscard]] std::vector<TensorView> copy_tensors(const TensorView& images) const {
+    check_batch(images);
+    const std::vector<std::size_t> offsets = view_offsets();
+    std::vector<TensorView> out;
+    out.reserve(offsets.size());
+    for (std::size_t k = 0; k < offsets.size(); ++k) {
+      const SampleSpec s = views[view_of(k)].augment.sample_spec();
+      const std::array<std::int64_t, 4> shape{images.shape[0], s.shape[0], s.shape[1], s.shape[2]};
+      TensorView t = TensorView::contiguous(static_cast<std::byte*>(images.data) + offsets[k], s.dtype, shape,
+                                            images.device);
+      t.strides[0] = images.strides[0];
+      out.push_back(t);
+    }
+    return out;
+  }
+
+  /// One tensor per group of consecutive same-size copies (`groups()`) of a batch's images:
+  /// [N, count, C, H, W] or [N, count, H, W, C] in the batch's memory, strided as `copy_tensors`.
+  /// @throws ConfigError when `images` is not this transform's batch.
+  [[nodiscard]] std::vector<TensorView> group_tensors(const TensorView& images) const {
+    check_batch(images);
+    const std::vector<std::size_t> offsets = view_offsets();
+    std::vector<TensorView> out;
+    for (const Group& g : groups()) {
+      const SampleSpec s = views[view_of(g.first)].augment.sample_spec();
+      const std::array<std::int64_t, 5> shape{images.shape[0], static_cast<std::int64_t>(g.count), s.shape[0],
+                                              s.shape[1], s.shape[2]};
+      TensorView t = TensorView::contiguous(static_cast<std::byte*>(images.data) + offsets[g.first], s.dtype, shape,
+                                            images.device);
+      t.strides[0] = images.strides[0];
+      out.push_back(t);
+    }
+    return out;
+  }
+
+  /// The seed copy `k` > 0 of every sample draws under: `seed` and `k` hashed (FNV-1a over their
+  /// little-endian bytes), so each copy's streams are its own and no other copy's change them.
+  [[nodiscard]] static std::uint64_t copy_seed(std::uint64_t seed, std::size_t k) noexcept {
+    std::array<std::byte, 16> key{};
+    const auto index = static_cast<std::uint64_t>(k);
+    for (std::size_t i = 0; i < 8; ++i) {
+      key[i] = static_cast<std::byte>(seed >> (8 * i));
+      key[8 + i] = static_cast<std::byte>(index >> (8 * i));
+    }
+    return fnv1a64(key);
+  }
+  /// The context copy `k` of the sample of `ctx` draws from: `ctx` itself for copy 0, else `ctx`
+  /// under `copy_seed(ctx.seed, k)`. Running the copy's `ImageAugment` alone with it gives the copy's
+  /// draws (and, without decode scaling, its bytes).
+  [[nodiscard]] static SampleContext copy_context(const SampleContext& ctx, std::size_t k) noexcept {
+    SampleContext c = ctx;
+    if (k > 0) c.seed = copy_seed(ctx.seed, k);
+    return c;
+  }
+
+  /// ImageAugment's stages: "decode" (the header, every copy's plan and the one decode, a sample
+  /// each) and "augment" (a copy each).
+  [[nodiscard]] std::span<const std::string_view> stage_names() const noexcept {
+    return std::span<const std::string_view>(ImageAugment::stage_name_list).first(2);
+  }
+
+  using Workspace = detail::ViewsWorkspace;
+  [[nodiscard]] Workspace make_workspace() const {
+    return Workspace{.augment = {.decoder = ImageDecoder(views.empty() ? DecodeOptions{} : views.front().augment.decode)}};
+  }
+
+  /// Decodes `image` once and writes every copy to its place in `out` (`sample_spec().bytes()`).
+  /// @throws DecodeError when the bytes are not a decodable image.
+  void apply(const SampleContext& ctx, std::span<const std::byte> image, std::span<std::byte> out, Workspace& ws) const {
+    const std::size_t copies = copy_count();
+    if (copies == 0) throw ConfigError("Views: no views (give at least one View)");
+    ws.copies.resize(copies);
+    ImageInfo info;
+    DecodeRegion window;
+    {
+      StageTimer timer(ctx, ImageAugment::decode_stage, StageTimer::Counts::time);  // the decode counts the sample
+      info = ws.augment.decoder.read_header(image);
+      // One scale for all: the largest any copy would choose alone, so none has fewer source pixels
+      // per output pixel than alone.
+      int n = 1;
+      for (std::size_t k = 0; k < copies; ++k) {
+        const ImageAugment& a = views[view_of(k)].augment;
+        detail::ViewCopy& copy = ws.copies[k];
+        const SampleContext c = copy_context(ctx, k);
+        const auto [width, height] = detail::oriented_size(info, a.exif_orientation ? info.orientation : 1);
+        copy.drawn = a.program(c);
+        copy.plan = a.plan(c, width, height, copy.drawn);
+        n = std::max(n, detail::dct_scale(info, copy.plan, a.scaled_decoding()));
+      }
+      for (std::size_t k = 0; k < copies; ++k) {
+        const ImageAugment& a = views[view_of(k)].augment;
+        detail::ViewCopy& copy = ws.copies[k];
+        copy.job = detail::decode_job_at(info, a.exif_orientation ? info.orientation : 1, copy.plan, n, a.roi);
+        window = k == 0 ? copy.job.region : detail::region_union(window, copy.job.region);
+      }
+    }
+    const detail::DecodeJob decode = detail::on_window(ws.copies.front().job, info, window);
+    {
+      StageTimer timer(ctx, ImageAugment::decode_stage);
+      detail::NvtxRange range("decode");
+      ws.augment.pixels.resize(decode.bytes());
+      detail::decode_window(ws.augment.decoder, decode, ws.augment.pixels.data());
+    }
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < copies; ++k) {
+      const ImageAugment& a = views[view_of(k)].augment;
+      const detail::ViewCopy& copy = ws.copies[k];
+      // The copy's plan on the union window: integer shifts, as for its own window.
+      const ops::SamplePlan p = detail::on_window(copy.job, info, window).finish(0);
+      if (copy.drawn.pixels.count == 0)
+        a.resample_on_cpu(ctx, p, out.data() + at, ws.augment);
+      else
+        a.run_program(ctx, p, copy.drawn.pixels, out.data() + at, ws.augment);
+      at += a.sample_spec().bytes();
+    }
+  }
+
+ private:
+  void check_batch(const TensorView& images) const {
+    const SampleSpec s = sample_spec();
+    if (images.rank != 2 || images.dtype != s.dtype || images.shape[1] != s.shape[0] || images.strides[1] != 1)
+      throw ConfigError("Views: expected a batch of this transform's samples, [N, " + std::to_string(s.shape[0]) +
+                        "] of " + std::string(to_string(s.dtype)) + " with contiguous samples");
+  }
+};
+
+static_assert(Transform<Views>);
+static_assert(!DeviceTransform<Views>);
+
+}  // namespace v0
+}  // namespace conveyor
