@@ -9,6 +9,7 @@
 //                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated]
 //                  [--device-sync spin|yield|blocking] [--format auto|folder|wds|tfrecord|list] [--shard-window W]
 //                  [--batch-transform none|mixup|cutmix|choice|timm|timm-elem] [--classes N]
+//                  [--local-views N]
 //
 // The last line is "<N> img/s": every image delivered, from the first iterator's creation to the
 // end of the last epoch, nothing excluded.
@@ -65,6 +66,7 @@ struct Args {
   std::string recipe = "plain";     // pixel transforms after the crop and flip (train only)
   std::string batch_transform = "none";  // what is done to each finished batch
   std::int64_t classes = 1000;           // the soft targets' width, with a batch transform
+  int local_views = -1;                  // >= 0: DINO's multi-crop, 2 global views and this many 96 px ones
 };
 
 [[noreturn]] void usage(const std::string& error) {
@@ -77,7 +79,7 @@ struct Args {
                "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
                "         [--gpu-upsampling interpolated|replicated] [--device-sync spin|yield|blocking]\n"
                "         [--recipe plain|trivial|color] [--batch-transform none|mixup|cutmix|choice|timm|timm-elem]\n"
-               "         [--classes N]\n";
+               "         [--classes N] [--local-views N]\n";
   std::exit(2);
 }
 
@@ -151,6 +153,7 @@ Args parse(int argc, char** argv) {
     else if (flag == "--recipe") a.recipe = value();
     else if (flag == "--batch-transform") a.batch_transform = value();
     else if (flag == "--classes") a.classes = to_int(flag, value());
+    else if (flag == "--local-views") a.local_views = static_cast<int>(to_int(flag, value()));
     else if (flag == "--dump") a.dump = value();
     else if (flag == "--stats-json") a.stats_json = value();
     else if (flag == "--help" || flag == "-h") usage("help");
@@ -348,6 +351,15 @@ int main(int argc, char** argv) {
       sampler.emplace(d);
     } else {
       sampler.emplace(conveyor::RandomSampler(data.size(), {.seed = a.seed}));
+    }
+    if (a.local_views >= 0) {  // DINO's crops: 2 at scale (0.4, 1), local ones of 96 px at (0.05, 0.4)
+      conveyor::ImageAugment global = aug, local = aug;
+      global.crop = conveyor::RandomResizedCrop{.size = a.size, .scale = {0.4, 1.0}};
+      local.crop = conveyor::RandomResizedCrop{.size = 96, .scale = {0.05, 0.4}};
+      conveyor::Views views{{{global, 2}}};
+      if (a.local_views > 0) views.views.push_back({local, a.local_views});
+      conveyor::BatchPipeline pipe(data, std::move(*sampler), views, options);
+      return run(pipe, a);
     }
     conveyor::BatchPipeline pipe(data, std::move(*sampler), aug, options);
     return run(pipe, a);
