@@ -28,7 +28,7 @@ from ._decode import decode_image
 from ._loader import Loader, Skipped
 from ._open import open_dataset
 from ._preprocessor import Preprocessor
-from ._transforms import ImageAugment, RawTensor
+from ._transforms import ImageAugment, RawTensor, Views
 
 __version__ = "0.1.0"
 
@@ -40,6 +40,6 @@ del _error
 __all__ = [
     "Batch", "ConfigError", "CudaError", "Dataset", "DeadlineExceeded", "DecodeError", "Error", "FileList",
     "ImageAugment", "ImageFolder", "InMemory", "IoError", "Loader", "Overloaded", "Preprocessor", "RawTensor",
-    "SampleError", "ShardDataset", "Skipped", "TarShards", "Tensor", "TFRecordDataset", "decode_image",
+    "SampleError", "ShardDataset", "Skipped", "TarShards", "Tensor", "TFRecordDataset", "Views", "decode_image",
     "has_cuda_backend", "open_dataset",
 ]

@@ -9,7 +9,7 @@ from . import _args
 from . import _conveyor
 from ._batch import batch_ops
 from ._open import open_dataset
-from ._transforms import ImageAugment, RawTensor
+from ._transforms import ImageAugment, RawTensor, Views
 
 T = TypeVar("T")
 
@@ -125,7 +125,8 @@ class Loader:
     an Error if asked for more (zip(loader, loader) needs two loaders). `state_dict()` keeps where
     the latest loop stands, and `load_state_dict` resumes there exactly.
 
-    transform: an ImageAugment, a RawTensor, or a torchvision.transforms.v2 Compose (or
+    transform: an ImageAugment, a RawTensor, a Views (or a list of image transforms: one view
+    copy each; the loop then yields a list of tensors), or a torchvision.transforms.v2 Compose (or
     conveyor.transforms'), compiled by `ImageAugment.from_transforms`; by default `ImageAugment.eval()` (Resize 256,
     CenterCrop 224, ImageNet normalisation, f32): deterministic, what evaluation wants; train with
     `ImageAugment.train(...)`. shuffle: each epoch in its own order, a permutation that is a pure
@@ -172,7 +173,9 @@ class Loader:
                             f"got {type(dataset).__name__}")
         if transform is None:
             transform = ImageAugment.eval()
-        elif not isinstance(transform, (ImageAugment, RawTensor)):
+        elif isinstance(transform, list):
+            transform = Views(transform)
+        elif not isinstance(transform, (ImageAugment, RawTensor, Views)):
             transform = ImageAugment.from_transforms(transform)
         self.dataset = dataset
         self.batch_size = _args.integer(who, "batch_size", batch_size)
@@ -279,9 +282,13 @@ class Loader:
         return self._start(lambda batch: batch)
 
     def __iter__(self) -> "_Epoch[Tuple[Any, Any]]":
+        images = self._convert
+        if isinstance(self.transform, Views):
+            views = self.transform
+            images = lambda tensor: views.split(self._convert(tensor))  # noqa: E731
         if self.batch_transform is not None:
-            return self._start(lambda batch: (self._convert(batch.images), self._convert(batch.targets)))
-        return self._start(lambda batch: (self._convert(batch.images), self._convert(batch.labels)))
+            return self._start(lambda batch: (images(batch.images), self._convert(batch.targets)))
+        return self._start(lambda batch: (images(batch.images), self._convert(batch.labels)))
 
     def state_dict(self) -> Dict[str, Any]:
         """Where the latest loop stands, as torchdata's StatefulDataLoader keeps it: its epoch and

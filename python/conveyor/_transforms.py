@@ -182,3 +182,55 @@ class RawTensor:
         except TypeError:
             raise TypeError(f"RawTensor: shape must be a sequence of ints, got {self.shape!r}") from None
         return _conveyor.raw_tensor(shape=shape, dtype=dtype_name(self.dtype))
+
+
+@dataclasses.dataclass
+class Views:
+    """Several augmented views of each image, decoded once (self-supervised multi-crop: DINO's
+    global and local crops, SimCLR's pair). `views` lists each view as an image transform (an
+    ImageAugment, or a torchvision v2 Compose as `transform=` takes it) or a (transform, count)
+    pair; every view shares one output dtype and layout. The loop yields `(views, labels)`: one
+    tensor per view copy ([N, C, H, W]), or with `grouped` one per view ([N, count, C, H, W]).
+
+    Copy 0 draws as its transform alone would (the same batches as a Loader with that transform);
+    copy k > 0 from a stream of its own, so appending views changes no earlier copy. Each image is
+    decoded once, the union of its copies' windows; without DCT scaling (a Compose's) every copy
+    is, bit for bit, its transform run alone on its stream."""
+
+    views: Sequence[Any]
+    grouped: bool = False
+
+    def parts(self) -> List[Tuple[Any, int]]:
+        """(ImageAugment, count) for each view."""
+        if isinstance(self.views, (str, bytes)) or not isinstance(self.views, Sequence) or not self.views:
+            raise _conveyor.ConfigError(f"Views: views must be a non-empty list of transforms, got {self.views!r}")
+        out = []
+        for k, v in enumerate(self.views):
+            transform, count = v if isinstance(v, tuple) else (v, 1)
+            if isinstance(transform, (RawTensor, Views)):
+                raise _conveyor.ConfigError(f"Views: view {k} is not an image transform (an ImageAugment or a "
+                                            f"torchvision v2 Compose), got {type(transform).__name__}")
+            if not isinstance(transform, ImageAugment):
+                transform = ImageAugment.from_transforms(transform)
+            out.append((transform, _args.integer(f"Views: view {k}", "count", count, 1)))
+        return out
+
+    def _native(self) -> _conveyor.Transform:
+        return _conveyor.views([(t._native(), n) for t, n in self.parts()])
+
+    def split(self, images: Any) -> List[Any]:
+        """A batch's images, [N, elements] as the loader makes them, as one tensor (or array) per
+        view copy, or per view when `grouped`; views of the batch's memory, no copy."""
+        if not hasattr(self, "_shapes"):  # each view's sample shape and count, made once
+            self._shapes = [(list(t._native().sample_shape), n) for t, n in self.parts()]
+        out, at, n = [], 0, images.shape[0]
+        for shape, count in self._shapes:
+            size = 1
+            for d in shape:
+                size *= d
+            if self.grouped:
+                out.append(images[:, at:at + count * size].reshape(n, count, *shape))
+            else:
+                out.extend(images[:, at + k * size:at + (k + 1) * size].reshape(n, *shape) for k in range(count))
+            at += count * size
+        return out

@@ -7,6 +7,7 @@
 
 #include <conveyor/pipeline/image_augment.hpp>
 #include <conveyor/pipeline/raw_tensor.hpp>
+#include <conveyor/pipeline/views.hpp>
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -74,6 +75,18 @@ Transform raw_tensor(const std::vector<std::int64_t>& shape, const std::string& 
   return make_transform(conveyor::AnyTransform(raw));
 }
 
+Transform views(const std::vector<std::pair<Transform, int>>& parts) {
+  conveyor::Views v;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    if (!parts[k].first.augment)
+      throw conveyor::ConfigError("Views: view " + std::to_string(k) +
+                                  " is not an image transform (an ImageAugment or a torchvision v2 Compose)");
+    v.views.push_back({*parts[k].first.augment, parts[k].second});
+  }
+  v.validate();
+  return make_transform(conveyor::AnyTransform(std::move(v)));
+}
+
 }  // namespace
 
 void bind_transforms(nb::module_& m) {
@@ -85,6 +98,7 @@ void bind_transforms(nb::module_& m) {
         "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
         "max_image_pixels"_a, "torchvision_rounding"_a = false, "transforms"_a = std::vector<PixelTransform>{});
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
+  m.def("views", &views, "views"_a, "Views of (image transform, count) pairs: each image decoded once.");
 }
 
 }  // namespace conveyor_ext
