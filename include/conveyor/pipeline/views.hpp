@@ -141,12 +141,19 @@ struct Views {
     std::vector<std::size_t> offsets;
     offsets.reserve(copy_count());
     std::size_t at = 0;
-    for (const View& v : views)
-      for (int c = 0; c < v.count; ++c) {
-        offsets.push_back(at);
-        at += v.augment.sample_spec().bytes();
-      }
+    for_each_copy([&](std::size_t, const ImageAugment& a) {
+      offsets.push_back(at);
+      at += a.sample_spec().bytes();
+    });
     return offsets;
+  }
+
+  /// `f(k, augment)` for each copy k, in order, with its view's augmentation.
+  template <class F>
+  void for_each_copy(F f) const {
+    std::size_t k = 0;
+    for (const View& v : views)
+      for (int c = 0; c < v.count; ++c) f(k++, v.augment);
   }
 
   /// Consecutive copies of one image size: copies [first, first + count).
@@ -252,21 +259,19 @@ struct Views {
       // One scale for all: the largest any copy would choose alone, so none has fewer source pixels
       // per output pixel than alone.
       int n = 1;
-      for (std::size_t k = 0; k < copies; ++k) {
-        const ImageAugment& a = views[view_of(k)].augment;
+      for_each_copy([&](std::size_t k, const ImageAugment& a) {
         detail::ViewCopy& copy = ws.copies[k];
         const SampleContext c = copy_context(ctx, k);
         const auto [width, height] = detail::oriented_size(info, a.exif_orientation ? info.orientation : 1);
         copy.drawn = a.program(c);
         copy.plan = a.plan(c, width, height, copy.drawn);
         n = std::max(n, detail::dct_scale(info, copy.plan, a.scaled_decoding()));
-      }
-      for (std::size_t k = 0; k < copies; ++k) {
-        const ImageAugment& a = views[view_of(k)].augment;
+      });
+      for_each_copy([&](std::size_t k, const ImageAugment& a) {
         detail::ViewCopy& copy = ws.copies[k];
         copy.job = detail::decode_job_at(info, a.exif_orientation ? info.orientation : 1, copy.plan, n, a.roi);
         window = k == 0 ? copy.job.region : detail::region_union(window, copy.job.region);
-      }
+      });
     }
     const detail::DecodeJob decode = detail::on_window(ws.copies.front().job, info, window);
     {
@@ -276,8 +281,7 @@ struct Views {
       detail::decode_window(ws.augment.decoder, decode, ws.augment.pixels.data());
     }
     std::size_t at = 0;
-    for (std::size_t k = 0; k < copies; ++k) {
-      const ImageAugment& a = views[view_of(k)].augment;
+    for_each_copy([&](std::size_t k, const ImageAugment& a) {
       const detail::ViewCopy& copy = ws.copies[k];
       // The copy's plan on the union window: integer shifts, as for its own window.
       const ops::SamplePlan p = detail::on_window(copy.job, info, window).finish(0);
@@ -286,7 +290,7 @@ struct Views {
       else
         a.run_program(ctx, p, copy.drawn.pixels, out.data() + at, ws.augment);
       at += a.sample_spec().bytes();
-    }
+    });
   }
 
  private:
