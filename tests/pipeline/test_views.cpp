@@ -270,25 +270,32 @@ TEST_CASE("Views: Exif orientation is applied as each view's ImageAugment applie
   CHECK(differ >= 12);
 }
 
-TEST_CASE("Views: a pipeline's batches are the same for 0 and 3 workers and through a device's copy of finished "
-          "samples, and each copy tensor holds the lone runs",
+TEST_CASE("Views: a pipeline's batches are the same for 0 and 3 workers and through a device's steps, and each "
+          "copy tensor holds the lone runs",
           "[views][pipeline]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
   const InMemory images = mixed_images(data);
   const Views v = dino(DType::bf16, Layout::NCHW, false, 3);
-  const auto batches = [&](int workers, int device) {
+  const auto batches = [&](int workers, int device, std::size_t arena_bytes = 0) {
     BatchPipeline pipe(images, RandomSampler(images.size(), {.seed = 2}), v,
-                       {.batch_size = 5, .workers = workers, .seed = 13, .device = device});
+                       {.batch_size = 5, .workers = workers, .seed = 13, .device = device, .arena_bytes = arena_bytes});
     return conveyor_test::digests(pipe, 2);
   };
   const auto expected = batches(0, cpu_device);
   CHECK(batches(3, cpu_device) == expected);
   CHECK(batches(1, cpu_device) == expected);
   {
-    // Not a DeviceTransform: a device gets the finished blobs (device_work_of), unchanged.
+    // On a device the worker decodes the union window into the slot and a step per view makes its
+    // copies (here the host stand-in: the CPU's functions in the kernels' places).
     const conveyor_test::HostDevice device;
-    CHECK(device_work_of(v).placement == DeviceWork::Placement::by_position);
+    const DeviceWork work = device_work_of(v);
+    CHECK(work.placement == DeviceWork::Placement::staged);
+    CHECK(work.copies == v.copy_count());
+    CHECK(work.steps.size() == 3);
     CHECK(batches(3, 0) == expected);
+    // Room for little more than the reserves: the photos' windows (full scale) do not fit, and
+    // their copies are finished on the CPU into the reserve, the seeded images' still staged.
+    CHECK(batches(3, 0, 1) == expected);
   }
 
   BatchPipeline pipe(images, SequentialSampler(images.size()), v, {.batch_size = 4, .workers = 2, .seed = 13});
@@ -442,4 +449,42 @@ TEST_CASE("Views: validation names the view and what is wrong", "[views]") {
   CHECK_THROWS_AS(BatchPipeline(d, SequentialSampler(d.size()), Views{{View{a}}},
                                 {.batch_size = 2, .batch_transform = BatchTransform{MixUp{.num_classes = 5}}}),
                   ConfigError);
+}
+
+TEST_CASE("Views on a device: views without pixel transforms resampled by their own step, u8 and f32, NHWC and NCHW",
+          "[views][pipeline]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const InMemory images = mixed_images(data);
+  for (const DType dtype : {DType::u8, DType::f32})
+    for (const Layout layout : {Layout::NHWC, Layout::NCHW}) {
+      INFO(to_string(dtype) << " " << to_string(layout));
+      const Views d = dino(dtype, layout, true, 2);
+      ImageAugment plain = d.views[2].augment;
+      plain.transforms.clear();
+      plain.crop = RandomResizedCrop{.size = 36, .scale = {0.1, 0.5}};
+      // Three kinds: transforms (a program step), none (a resampling step of 3 copies), transforms.
+      const Views v{{d.views[0], View{plain, 3}, View{d.views[2].augment, 2}}};
+      const auto batches = [&](int device, std::size_t arena_bytes = 0) {
+        BatchPipeline pipe(images, RandomSampler(images.size(), {.seed = 5}), v,
+                           {.batch_size = 4, .workers = 3, .seed = 21, .device = device, .arena_bytes = arena_bytes});
+        return conveyor_test::digests(pipe, 2);
+      };
+      const auto expected = batches(cpu_device);
+      const conveyor_test::HostDevice device;
+      CHECK(batches(0) == expected);
+      CHECK(batches(0, 1) == expected);
+    }
+}
+
+TEST_CASE("Views on a device: a copy placed where the kernel's vector stores cannot go is refused, naming the view",
+          "[views]") {
+  ImageAugment odd{.crop = RandomResizedCrop{.size = 33}, .dtype = DType::u8}, even = odd;
+  even.crop = RandomResizedCrop{.size = 32};
+  ImageAugment other = even;
+  other.crop = RandomResizedCrop{.size = 34};
+  CHECK(Views{{View{even, 2}, View{other}}}.device_work().copies == 3);
+  CHECK(Views{{View{odd}}}.device_work().copies == 1);  // no vector stores for an odd size
+  const Views odd_first{{View{odd}, View{even}}}, odd_last{{View{even, 2}, View{odd}}};
+  CHECK_THROWS_WITH(odd_first.device_work(), Catch::Contains("view 1 starts 3267 bytes into a sample"));
+  CHECK_THROWS_WITH(odd_last.device_work(), Catch::Contains("a sample of 9411 bytes is not a multiple of 4 elements"));
 }

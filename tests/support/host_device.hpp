@@ -88,27 +88,32 @@ class HostBackend final : public conveyor::DeviceBackend {
   conveyor::DeviceStats stats_;
 };
 
-/// ResampleSamples with the CPU backend's resampler: each sample's window where its plan says, or
-/// its finished bytes when the plan is `precomputed`.
+/// ResampleSamples with the CPU backend's resampler: each sample's (or copy's) window where its
+/// plan says, or its finished bytes when the plan is `precomputed`.
 class HostResample final : public conveyor::DeviceStep {
  public:
-  HostResample(const conveyor::ResampleSamples& spec, const conveyor::DeviceStepConfig& c) : spec_(spec), c_(c) {}
+  HostResample(const conveyor::ResampleSamples& spec, const conveyor::DeviceStepConfig& c)
+      : spec_(spec), c_(c),
+        copy_bytes_(std::size_t(spec.out_width) * std::size_t(spec.out_height) * 3 * conveyor::dtype_size(spec.params.dtype)) {}
   void produce(const conveyor::StepContext& s) override {
     const std::byte* data = c_.layout.data(s.arena);
     const conveyor::ops::SamplePlan* plans = c_.layout.plans(s.arena);
     auto* out = static_cast<std::byte*>(s.output);
-    for (std::size_t i = 0; i < s.count; ++i) {
-      if (plans[i].precomputed)
-        std::memcpy(out + i * c_.sample_bytes, data + plans[i].src.offset, c_.sample_bytes);
+    const conveyor::ops::CopyRange& copies = spec_.copies;
+    for (std::int64_t j = 0; j < static_cast<std::int64_t>(s.count) * copies.count; ++j) {
+      const conveyor::ops::SamplePlan& p = plans[copies.entry(j)];
+      std::byte* at = out + copies.output(j, c_.sample_bytes);
+      if (p.precomputed)
+        std::memcpy(at, data + p.src.offset, copy_bytes_);
       else
-        conveyor::ops::cpu::resample(reinterpret_cast<const std::uint8_t*>(data), plans[i], spec_.params,
-                                     out + i * c_.sample_bytes, scratch_);
+        conveyor::ops::cpu::resample(reinterpret_cast<const std::uint8_t*>(data), p, spec_.params, at, scratch_);
     }
   }
 
  private:
   conveyor::ResampleSamples spec_;
   conveyor::DeviceStepConfig c_;
+  std::size_t copy_bytes_;
   conveyor::ops::cpu::ResampleScratch scratch_;
 };
 
@@ -119,23 +124,27 @@ class HostProgram final : public conveyor::DeviceStep {
  public:
   HostProgram(const conveyor::ProgramSamples& spec, const conveyor::DeviceStepConfig& c)
       : spec_(spec), c_(c), image_bytes_(std::size_t(spec.out_width) * std::size_t(spec.out_height) * 3),
-        images_(c.batch_size * image_bytes_) {}
+        images_(c.batch_size * std::size_t(spec.copies.count) * image_bytes_) {}
   void produce(const conveyor::StepContext& s) override {
     const std::byte* data = c_.layout.data(s.arena);
     const conveyor::ops::SamplePlan* plans = c_.layout.plans(s.arena);
     const conveyor::ops::pixel::PixelProgram* programs = c_.layout.programs(s.arena);
-    for (std::size_t i = 0; i < s.count; ++i) {
-      std::uint8_t* image = images_.data() + i * image_bytes_;
-      if (plans[i].precomputed)
-        std::memcpy(image, data + plans[i].src.offset, image_bytes_);
+    const conveyor::ops::CopyRange& copies = spec_.copies;
+    const auto n = static_cast<std::int64_t>(s.count) * copies.count;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const conveyor::ops::SamplePlan& p = plans[copies.entry(j)];
+      std::uint8_t* image = images_.data() + std::size_t(j) * image_bytes_;
+      if (p.precomputed)
+        std::memcpy(image, data + p.src.offset, image_bytes_);
       else
-        conveyor::ops::cpu::resample(reinterpret_cast<const std::uint8_t*>(data), plans[i],
+        conveyor::ops::cpu::resample(reinterpret_cast<const std::uint8_t*>(data), p,
                                      conveyor::detail::program_image_params(), image, scratch_);
     }
     auto* out = static_cast<std::byte*>(s.output);
-    for (std::size_t i = 0; i < s.count; ++i)
-      conveyor::ops::cpu::run_pixel_program(programs[i], images_.data() + i * image_bytes_, spec_.out_width,
-                                            spec_.out_height, spec_.params, out + i * c_.sample_bytes, pixel_scratch_);
+    for (std::int64_t j = 0; j < n; ++j)
+      conveyor::ops::cpu::run_pixel_program(programs[copies.entry(j)], images_.data() + std::size_t(j) * image_bytes_,
+                                            spec_.out_width, spec_.out_height, spec_.params,
+                                            out + copies.output(j, c_.sample_bytes), pixel_scratch_);
   }
 
  private:

@@ -30,17 +30,18 @@ class ResampleStep final : public DeviceStep {
     kernels::load_augment_kernels(spec.params);  // not inside the first batch's kernel time
     taps_.reserve(c.slots);
     for (std::size_t i = 0; i < c.slots; ++i)
-      taps_.emplace_back(kernels::TapTable::bytes(c.batch_size, spec.out_width, spec.out_height));
+      taps_.emplace_back(kernels::TapTable::bytes(c.batch_size * std::size_t(spec.copies.count), spec.out_width,
+                                                  spec.out_height));
   }
 
   void after_upload(const StepContext& s) override {
     kernels::launch_layout(c_.layout.plans(s.arena), taps_[s.slot].data(), s.count, spec_.out_width, spec_.out_height,
-                           s.stream);
+                           s.stream, spec_.copies);
   }
   void produce(const StepContext& s) override {
     kernels::launch_augment(c_.layout.data(s.arena), c_.layout.plans(s.arena), taps_[s.slot].data(),
                             static_cast<std::byte*>(s.output), s.count, c_.sample_bytes, spec_.params, spec_.out_width,
-                            spec_.out_height, s.stream);
+                            spec_.out_height, s.stream, spec_.copies);
   }
   [[nodiscard]] std::size_t device_bytes() const noexcept override {
     std::size_t n = 0;

@@ -4,10 +4,12 @@
 /// device, so the pipeline that writes them and the backend that reads them name each section
 /// by type instead of by offset.
 ///
-///   [labels: batch x int64][plans: batch x ops::SamplePlan][programs: batch x PixelProgram]
+///   [labels: batch x int64][plans: batch x copies x ops::SamplePlan][programs: batch x copies x PixelProgram]
 ///   [mix: (1 + batch) x BatchMix, targets: batch x classes float32][data: decoded windows or samples][guard]
 ///
-/// (the program table only for work that asks for one, `DeviceWork::programs`; the mix section
+/// (`copies` plans and programs a sample: a multi-view transform's, `DeviceWork::copies`, sample
+/// i's copy k at i * copies + k; the program table only for work that asks for one,
+/// `DeviceWork::programs`; the mix section
 /// only with a batch transform: the batch's draw, its samples' own (timm's per-sample modes) and
 /// its soft targets, written by the worker that
 /// finishes the batch, read by the mixing step and the consumer),
@@ -34,6 +36,7 @@ struct SlotLayout {
   static constexpr std::size_t guard_bytes = 64;
 
   std::size_t batch = 0;
+  std::size_t copies = 1;  ///< plans (and programs) a sample
   std::size_t plans_offset = 0;
   std::size_t programs_offset = 0;  ///< where the program table starts (its end, when it has none)
   bool has_programs = false;
@@ -46,18 +49,20 @@ struct SlotLayout {
   std::size_t device_only = 0;
 
   /// The layout of a slot for `batch` samples and `data_bytes` of data, with a program table when
-  /// `programs` and a mix section for soft targets `classes` wide when `classes` > 0.
+  /// `programs` and a mix section for soft targets `classes` wide when `classes` > 0, `copies`
+  /// plans (and programs) a sample.
   [[nodiscard]] static constexpr SlotLayout make(std::size_t batch, std::size_t data_bytes, std::size_t host_only = 0,
                                                  std::size_t device_only = 0, bool programs = false,
-                                                 std::size_t classes = 0) noexcept {
+                                                 std::size_t classes = 0, std::size_t copies = 1) noexcept {
     SlotLayout l;
+    l.copies = copies;
     l.host_only = host_only;
     l.device_only = device_only;
     l.batch = batch;
     l.plans_offset = batch * sizeof(std::int64_t);
-    l.programs_offset = l.plans_offset + batch * sizeof(ops::SamplePlan);
+    l.programs_offset = l.plans_offset + batch * copies * sizeof(ops::SamplePlan);
     l.has_programs = programs;
-    l.mix_offset = round_up(l.programs_offset + (programs ? batch * sizeof(ops::pixel::PixelProgram) : 0), 64);
+    l.mix_offset = round_up(l.programs_offset + (programs ? batch * copies * sizeof(ops::pixel::PixelProgram) : 0), 64);
     l.classes = classes;
     l.targets_offset = l.mix_offset + (classes ? round_up((batch + 1) * sizeof(BatchMix), 64) : 0);
     const std::size_t tables_end = l.targets_offset + batch * classes * sizeof(float);

@@ -15,11 +15,13 @@
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/ops/pixel/op.hpp>
+#include <conveyor/ops/plan.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -251,8 +253,12 @@ struct StagingArea {
   /// may stage the file there instead of decoding it.
   const struct DeviceJpegPlace* device_jpeg = nullptr;
   /// The sample's entry in the slot's program table, when its device work has one
-  /// (`DeviceWork::programs`): the transform writes the sample's pixel program there.
+  /// (`DeviceWork::programs`): the transform writes the sample's pixel program there (its
+  /// `DeviceWork::copies` programs, one per copy, from there on).
   ops::pixel::PixelProgram* program = nullptr;
+  /// The sample's entries in the slot's plan table (`DeviceWork::copies` of them): the pipeline
+  /// writes entry 0 from what `stage` returns; a multi-view transform writes its other copies'.
+  std::span<ops::SamplePlan> plans{};
 };
 
 }  // namespace v0

@@ -31,21 +31,24 @@ struct CopySamples {
 
 /// The fused kernel: each sample's decoded window (where its `ops::SamplePlan` says) is resampled,
 /// flipped, normalised and converted into an `out_width` x `out_height` output; samples the plan
-/// marks `precomputed` are copied.
+/// marks `precomputed` are copied. Of a multi-view transform's samples, the copies `copies` names.
 struct ResampleSamples {
   static constexpr const char* name = "resample samples";
   ops::OutputParams params{};
   std::int32_t out_width = 0, out_height = 0;
+  ops::CopyRange copies{};
 };
 
 /// `ResampleSamples` into u8 interleaved images, then each sample's pixel program from the slot's
 /// program table (`SlotLayout::programs`) on its image, stored normalised and converted into the
 /// output with the program's erasing. A `precomputed` sample's image was resampled on the CPU
 /// (u8 interleaved, at its plan's offset): the device copies it and runs its program as the rest.
+/// Of a multi-view transform's samples, the copies `copies` names.
 struct ProgramSamples {
   static constexpr const char* name = "resample samples and run their pixel programs";
   ops::OutputParams params{};
   std::int32_t out_width = 0, out_height = 0;
+  ops::CopyRange copies{};
 };
 
 /// A transform's device work.
@@ -68,6 +71,9 @@ struct DeviceWork {
   /// Each sample carries a pixel program: the slot gets a program table beside its plans, which
   /// `stage` fills (`StagingArea::program`).
   bool programs = false;
+  /// Plans (and programs) each sample stages: one, or a multi-view transform's copies
+  /// (`StagingArea::plans`, `CopyRange`).
+  std::size_t copies = 1;
 
   /// Samples finished on the host, `sample_bytes` each, copied into the output by the device.
   [[nodiscard]] static DeviceWork finished(std::size_t sample_bytes) {
@@ -78,7 +84,9 @@ struct DeviceWork {
 /// A transform that stages its samples for a device itself: `stage` writes what its steps read
 /// into `area` (a decoded window, say) and returns the sample's plan; `device_work()` says which
 /// steps and how much room (`DeviceWork::Placement::staged`). Its room comes from `area.claim`
-/// (a later request replaces an earlier one; if `stage` throws, the room goes back). Workers call
+/// (a later request replaces an earlier one; if `stage` throws, the room goes back). The plan it
+/// returns is the sample's (its copy 0's, when `DeviceWork::copies` > 1: it writes the others'
+/// into `area.plans`). Workers call
 /// `stage` concurrently, each with its own workspace, as they call `apply`.
 template <class T>
 concept DeviceTransform = Transform<T> &&

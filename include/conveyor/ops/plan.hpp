@@ -5,6 +5,7 @@
 
 #include <conveyor/config.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace conveyor {
@@ -50,6 +51,27 @@ struct SamplePlan {
   /// The sample is already finished (by the CPU, in the output's dtype and layout) at src.offset:
   /// a device only copies it.
   std::int32_t precomputed = 0;
+};
+
+/// Which of each sample's copies a resampling step makes: copies [first, first + count) of the
+/// `per_sample` a multi-view transform (`Views`) stages per sample (one plan, and one program, per
+/// copy: `DeviceWork::copies`), stored one after another from `out_offset` bytes into the sample's
+/// output, `copy_bytes` each. The default is a single-view transform's: one copy filling the sample.
+/// A step makes `count` copies of each sample of a batch: its j-th is copy `first + j % count` of
+/// sample `j / count`.
+struct CopyRange {
+  std::int32_t first = 0, count = 1, per_sample = 1;
+  std::size_t out_offset = 0;
+  std::size_t copy_bytes = 0;  ///< of one finished copy; unused when `count` is 1
+
+  /// The index, in the slot's plan and program tables, of the step's j-th copy.
+  [[nodiscard]] CONVEYOR_HD std::int64_t entry(std::int64_t j) const noexcept {
+    return j / count * per_sample + first + j % count;
+  }
+  /// Where the step's j-th copy goes in the output, whose samples are `sample_bytes` apart.
+  [[nodiscard]] CONVEYOR_HD std::size_t output(std::int64_t j, std::size_t sample_bytes) const noexcept {
+    return static_cast<std::size_t>(j / count) * sample_bytes + out_offset + static_cast<std::size_t>(j % count) * copy_bytes;
+  }
 };
 
 }  // namespace ops

@@ -316,7 +316,7 @@ class BatchPipeline {
     const auto classes = static_cast<std::size_t>(mixing_ ? mixing_->num_classes() : 0);
     if (mixing_) work.steps.push_back(DeviceStepSpec::of(MixSamples{mixing_->geometry()}));  // after the transform's
     layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment, host_only, device_only,
-                               work.programs, classes);
+                               work.programs, classes, work.copies);
     ring_->device = factory({o_.device, o_.stream, o_.prefetch, o_.batch_size, layout_, spec_.bytes(), work.steps});
     for (std::size_t slot = 0; slot < o_.prefetch; ++slot) layout_.write_guard(ring_->device->host_arena(slot));
   }

@@ -10,11 +10,13 @@
 #include <conveyor/core/nvtx.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/core/tensor.hpp>
+#include <conveyor/device/staging.hpp>
 #include <conveyor/device/work.hpp>
 #include <conveyor/io/decode_options.hpp>
 #include <conveyor/io/image_decoder.hpp>
 #include <conveyor/ops/plan.hpp>
 #include <conveyor/pipeline/augment/decode_job.hpp>
+#include <conveyor/pipeline/augment/device_staging.hpp>
 #include <conveyor/pipeline/augment/workspace.hpp>
 #include <conveyor/pipeline/image_augment.hpp>
 #include <conveyor/transforms/program_draw.hpp>
@@ -23,9 +25,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace conveyor {
@@ -82,7 +86,10 @@ struct ViewsWorkspace {
 /// of one crop differ (a few levels at most on average, tested); where it is decoded at its own
 /// scale it is its lone run still. Either way the output is a function of (seed, epoch, index) alone.
 ///
-/// Not a `DeviceTransform`: on a device, its samples are finished on the CPU and copied.
+/// On a device the worker reads the header, plans every copy and decodes the union window into the
+/// slot once; a device step per view resamples its copies from that window and runs their
+/// programs, each copy's plan and program in the slot's tables (`device_work`). The bytes are the
+/// CPU backend's.
 struct Views {
   std::vector<View> views{};
 
@@ -248,42 +255,13 @@ struct Views {
   /// Decodes `image` once and writes every copy to its place in `out` (`sample_spec().bytes()`).
   /// @throws DecodeError when the bytes are not a decodable image.
   void apply(const SampleContext& ctx, std::span<const std::byte> image, std::span<std::byte> out, Workspace& ws) const {
-    const std::size_t copies = copy_count();
-    if (copies == 0) throw ConfigError("Views: no views (give at least one View)");
-    ws.copies.resize(copies);
-    ImageInfo info;
-    DecodeRegion window;
-    {
-      StageTimer timer(ctx, ImageAugment::decode_stage, StageTimer::Counts::time);  // the decode counts the sample
-      info = ws.augment.decoder.read_header(image);
-      // One scale for all: the largest any copy would choose alone, so none has fewer source pixels
-      // per output pixel than alone.
-      int n = 1;
-      for_each_copy([&](std::size_t k, const ImageAugment& a) {
-        detail::ViewCopy& copy = ws.copies[k];
-        const SampleContext c = copy_context(ctx, k);
-        const auto [width, height] = detail::oriented_size(info, a.exif_orientation ? info.orientation : 1);
-        copy.drawn = a.program(c);
-        copy.plan = a.plan(c, width, height, copy.drawn);
-        n = std::max(n, detail::dct_scale(info, copy.plan, a.scaled_decoding()));
-      });
-      for_each_copy([&](std::size_t k, const ImageAugment& a) {
-        detail::ViewCopy& copy = ws.copies[k];
-        copy.job = detail::decode_job_at(info, a.exif_orientation ? info.orientation : 1, copy.plan, n, a.roi);
-        window = k == 0 ? copy.job.region : detail::region_union(window, copy.job.region);
-      });
-    }
-    const detail::DecodeJob decode = detail::on_window(ws.copies.front().job, info, window);
-    {
-      StageTimer timer(ctx, ImageAugment::decode_stage);
-      detail::NvtxRange range("decode");
-      ws.augment.pixels.resize(decode.bytes());
-      detail::decode_window(ws.augment.decoder, decode, ws.augment.pixels.data());
-    }
+    const std::pair<ImageInfo, DecodeRegion> planned = plan_copies(ctx, image, ws);
+    const ImageInfo& info = planned.first;  // not structured bindings: lambdas capture these
+    const DecodeRegion& window = planned.second;
+    decode_to_workspace(ctx, info, window, ws);
     std::size_t at = 0;
     for_each_copy([&](std::size_t k, const ImageAugment& a) {
       const detail::ViewCopy& copy = ws.copies[k];
-      // The copy's plan on the union window: integer shifts, as for its own window.
       const ops::SamplePlan p = detail::on_window(copy.job, info, window).finish(0);
       if (copy.drawn.pixels.count == 0)
         a.resample_on_cpu(ctx, p, out.data() + at, ws.augment);
@@ -293,7 +271,141 @@ struct Views {
     });
   }
 
+  /// On a device: a step per view (`ProgramSamples` for a view with pixel transforms, else
+  /// `ResampleSamples`) makes that view's copies of every sample from the window `stage` decoded,
+  /// into their places in the sample's blob. A sample's reserve holds every copy finished on the
+  /// CPU (a view with transforms: its u8 image, whose program the device still runs); its budget
+  /// is a window of 4x the largest view's pixels, as `ImageAugment`'s. No device JPEG decoding:
+  /// the window is the CPU's.
+  /// @throws ConfigError when a copy of an even size (which the kernel stores 2 or 4 elements at
+  /// once) would not start at a multiple of 4 elements: an odd size before it, or in the blob.
+  [[nodiscard]] DeviceWork device_work() const {
+    validate();
+    const SampleSpec spec = sample_spec();
+    const std::size_t element = dtype_size(spec.dtype);
+    const std::vector<std::size_t> offsets = view_offsets();
+    DeviceWork work;
+    work.placement = DeviceWork::Placement::staged;
+    work.copies = copy_count();
+    std::size_t k = 0, largest = 0;
+    for (std::size_t v = 0; v < views.size(); ++v) {
+      const ImageAugment& a = views[v].augment;
+      const int size = a.output_size();
+      const std::size_t bytes = a.sample_spec().bytes();
+      if (size % 2 == 0 && offsets[k] % (4 * element) != 0)
+        throw ConfigError("Views: view " + std::to_string(v) + " starts " + std::to_string(offsets[k]) +
+                          " bytes into a sample, not a multiple of 4 elements, where a device stores it: give the "
+                          "views before it even sizes");
+      if (size % 2 == 0 && spec.bytes() % (4 * element) != 0)
+        throw ConfigError("Views: a sample of " + std::to_string(spec.bytes()) +
+                          " bytes is not a multiple of 4 elements, where a device stores the next one's view " +
+                          std::to_string(v) + ": give every view an even size");
+      const ops::CopyRange copies{static_cast<std::int32_t>(k), views[v].count, static_cast<std::int32_t>(work.copies),
+                                  offsets[k], bytes};
+      if (a.transforms.empty())
+        work.steps.push_back(DeviceStepSpec::of(ResampleSamples{a.output_params(), size, size, copies}));
+      else
+        work.steps.push_back(DeviceStepSpec::of(ProgramSamples{a.output_params(), size, size, copies}));
+      work.programs = work.programs || !a.transforms.empty();
+      largest = std::max(largest, std::size_t(size) * std::size_t(size));
+      k += static_cast<std::size_t>(views[v].count);
+    }
+    for_each_copy([&](std::size_t, const ImageAugment& a) { work.reserve += cpu_copy_bytes(a); });
+    work.budget = std::max(work.reserve, 3 * 4 * largest);
+    return work;
+  }
+
+  /// The host half of the device path: draws and plans every copy (`area.program` gets their
+  /// programs), decodes the union window into `area` and writes the copies' plans on it (copy 0's
+  /// returned, the others' in `area.plans`). When the window does not fit, or a copy needs more
+  /// filter taps than the kernel holds, every copy is finished on the CPU into the sample's reserve
+  /// (a view with transforms to its u8 image) and marked `precomputed`: the same bits either way.
+  /// @throws DecodeError when the bytes are not a decodable image.
+  [[nodiscard]] ops::SamplePlan stage(const SampleContext& ctx, std::span<const std::byte> image, StagingArea& area,
+                                      Workspace& ws) const {
+    const std::pair<ImageInfo, DecodeRegion> planned = plan_copies(ctx, image, ws);
+    const ImageInfo& info = planned.first;  // not structured bindings: lambdas capture these
+    const DecodeRegion& window = planned.second;
+    const std::size_t copies = ws.copies.size();
+    if (area.plans.size() != copies)
+      throw Error("Views::stage: the slot holds " + std::to_string(area.plans.size()) + " plans a sample, not " +
+                  std::to_string(copies));
+    if (area.program)
+      for (std::size_t k = 0; k < copies; ++k) area.program[k] = ws.copies[k].drawn.pixels;
+    const detail::DecodeJob decode = detail::on_window(ws.copies.front().job, info, window);
+    bool device = true;
+    for (const detail::ViewCopy& copy : ws.copies) device = device && detail::device_resamples(copy.job.plan);
+    if (const std::optional<std::size_t> at = device ? area.claim->try_allocate(decode.bytes()) : std::nullopt) {
+      {
+        StageTimer timer(ctx, ImageAugment::decode_stage);
+        detail::NvtxRange range("decode");
+        detail::decode_window(ws.augment.decoder, decode, reinterpret_cast<std::uint8_t*>(area.data + *at));
+      }
+      for (std::size_t k = 0; k < copies; ++k)
+        area.plans[k] = detail::on_window(ws.copies[k].job, info, window).finish(static_cast<std::int64_t>(*at));
+      return area.plans[0];
+    }
+    decode_to_workspace(ctx, info, window, ws);
+    std::size_t off = area.claim->allocate_reserve();
+    for_each_copy([&](std::size_t k, const ImageAugment& a) {
+      ops::SamplePlan p = detail::on_window(ws.copies[k].job, info, window).finish(0);
+      if (a.transforms.empty()) a.resample_on_cpu(ctx, p, area.data + off, ws.augment);
+      else a.resample_program_image(ctx, p, area.data + off, ws.augment);
+      p.precomputed = 1;
+      p.src = {static_cast<std::int64_t>(off), 3, 0, 0, 0};
+      area.plans[k] = p;
+      off += cpu_copy_bytes(a);
+    });
+    return area.plans[0];
+  }
+
  private:
+  /// Reads the header, draws and plans every copy (`ws.copies`), and returns the image's header
+  /// and the union of the copies' windows at the scale of the least scaled copy (the largest any
+  /// copy would choose alone, so none has fewer source pixels per output pixel than alone).
+  std::pair<ImageInfo, DecodeRegion> plan_copies(const SampleContext& ctx, std::span<const std::byte> image,
+                                                 Workspace& ws) const {
+    const std::size_t copies = copy_count();
+    if (copies == 0) throw ConfigError("Views: no views (give at least one View)");
+    ws.copies.resize(copies);
+    StageTimer timer(ctx, ImageAugment::decode_stage, StageTimer::Counts::time);  // the decode counts the sample
+    const ImageInfo info = ws.augment.decoder.read_header(image);
+    int n = 1;
+    for_each_copy([&](std::size_t k, const ImageAugment& a) {
+      detail::ViewCopy& copy = ws.copies[k];
+      const SampleContext c = copy_context(ctx, k);
+      const auto [width, height] = detail::oriented_size(info, a.exif_orientation ? info.orientation : 1);
+      copy.drawn = a.program(c);
+      copy.plan = a.plan(c, width, height, copy.drawn);
+      n = std::max(n, detail::dct_scale(info, copy.plan, a.scaled_decoding()));
+    });
+    DecodeRegion window;
+    for_each_copy([&](std::size_t k, const ImageAugment& a) {
+      detail::ViewCopy& copy = ws.copies[k];
+      copy.job = detail::decode_job_at(info, a.exif_orientation ? info.orientation : 1, copy.plan, n, a.roi);
+      window = k == 0 ? copy.job.region : detail::region_union(window, copy.job.region);
+    });
+    return {info, window};
+  }
+
+  /// Decodes the union `window` into the workspace.
+  void decode_to_workspace(const SampleContext& ctx, const ImageInfo& info, const DecodeRegion& window,
+                           Workspace& ws) const {
+    const detail::DecodeJob decode = detail::on_window(ws.copies.front().job, info, window);
+    StageTimer timer(ctx, ImageAugment::decode_stage);
+    detail::NvtxRange range("decode");
+    ws.augment.pixels.resize(decode.bytes());
+    detail::decode_window(ws.augment.decoder, decode, ws.augment.pixels.data());
+  }
+
+  /// A copy's bytes in a sample's reserve when the CPU finishes it: the u8 image a device program
+  /// runs on (a view with transforms), else the finished copy; 16-byte aligned.
+  [[nodiscard]] static std::size_t cpu_copy_bytes(const ImageAugment& a) noexcept {
+    const auto size = static_cast<std::size_t>(a.output_size());
+    const std::size_t bytes = a.transforms.empty() ? a.sample_spec().bytes() : size * size * 3;
+    return (bytes + ArenaAllocator::alignment - 1) / ArenaAllocator::alignment * ArenaAllocator::alignment;
+  }
+
   void check_batch(const TensorView& images) const {
     const SampleSpec s = sample_spec();
     if (images.rank != 2 || images.dtype != s.dtype || images.shape[1] != s.shape[0] || images.strides[1] != 1)
@@ -303,7 +415,7 @@ struct Views {
 };
 
 static_assert(Transform<Views>);
-static_assert(!DeviceTransform<Views>);
+static_assert(DeviceTransform<Views>);
 
 }  // namespace v0
 }  // namespace conveyor

@@ -69,13 +69,14 @@ __device__ inline void copy_element(std::byte* dst, const std::byte* src, std::i
 }  // namespace detail
 
 /// grid (tiles across, tiles down, samples), block (block_x, block_y), after `layout_taps` has
-/// filled `table` for the same plans. Six blocks per SM (40 registers, a few values spilled
+/// filled `table` for the same plans and `copies` (where a sample's plan is and its output goes). Six blocks per SM (40 registers, a few values spilled
 /// outside the tap loops): on an H200, 70-71 us a bf16 batch against 76 at five blocks (48
 /// registers, fewer spills); 135 against 142 and 158 at four in an earlier form.
 template <DType D, Layout L>
 __global__ void __launch_bounds__(block_x* block_y, 6)
     augment_batch(const std::byte* __restrict__ arena, const ops::SamplePlan* __restrict__ plans, TapTable table,
-                  std::byte* __restrict__ out, std::size_t sample_bytes, ops::OutputParams params) {
+                  std::byte* __restrict__ out, std::size_t sample_bytes, ops::OutputParams params,
+                  ops::CopyRange copies) {
   // Raw storage: __shared__ variables cannot have constructors, and AxisTaps has member defaults.
   __shared__ alignas(16) unsigned char shared[detail::shared_bytes];
 
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
   const SampleHeader h = table.header(sample);
   const int ox = static_cast<int>(blockIdx.x) * block_x + static_cast<int>(threadIdx.x);
   const int tile_y0 = static_cast<int>(blockIdx.y) * tile_rows;
-  std::byte* sample_out = out + sample * sample_bytes;
+  std::byte* sample_out = out + copies.output(sample, sample_bytes);
 
   // The path is uniform per block, so no barrier is skipped.
   if (h.path == SamplePath::separable) {
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
                                  table.rows(sample, static_cast<int>(blockIdx.y)),
                                  *reinterpret_cast<detail::SeparableShared*>(shared));
   } else if (h.path == SamplePath::direct) {
-    const ops::SamplePlan& p = plans[sample];
+    const ops::SamplePlan& p = plans[copies.entry(sample)];
     detail::direct_tile<D, L>(p, h, reinterpret_cast<const std::uint8_t*>(arena + p.src.offset), sample_out, params, ox,
                               tile_y0, *reinterpret_cast<detail::DirectShared*>(shared));
   } else {
@@ -136,29 +137,33 @@ inline void load_augment_kernels(const ops::OutputParams& params) {
   });
 }
 
-/// Launches `layout_taps` for `count` samples of `out_width` x `out_height` on `stream`: it
-/// fills `taps`, device memory of `TapTable::bytes(count, out_width, out_height)` bytes.
+/// Launches `layout_taps` for `count` samples of `out_width` x `out_height` on `stream` (the
+/// copies `copies` names of each: `count * copies.count` in all): it fills `taps`, device memory
+/// of `TapTable::bytes(count * copies.count, out_width, out_height)` bytes.
 /// @throws CudaError when the launch fails.
 inline void launch_layout(const ops::SamplePlan* plans, std::byte* taps, std::size_t count, int out_width,
-                          int out_height, cudaStream_t stream) {
+                          int out_height, cudaStream_t stream, ops::CopyRange copies = {}) {
   const TapTable table(taps, out_width, out_height);
-  layout_taps<layout_warps><<<static_cast<unsigned>(count), dim3(block_x, layout_warps), 0, stream>>>(plans, table);
+  const auto blocks = static_cast<unsigned>(count * static_cast<std::size_t>(copies.count));
+  layout_taps<layout_warps><<<blocks, dim3(block_x, layout_warps), 0, stream>>>(plans, table, copies);
   CONVEYOR_CUDA_TRY(cudaGetLastError());
 }
 
 /// Launches `augment_batch` for `count` samples of `out_width` x `out_height` on `stream`, once
 /// `launch_layout` has filled `taps` for the same plans (on `stream` before, or ordered before it
 /// by an event) and until it has run (no other launch writes `taps` meanwhile). `out` is 16-byte
-/// aligned (the kernel stores up to four values at once), as `cudaMalloc` leaves it.
+/// aligned (the kernel stores up to four values at once), as `cudaMalloc` leaves it, and so is
+/// each copy's place when `copies` names several.
 /// @throws CudaError when the launch fails.
 inline void launch_augment(const std::byte* arena, const ops::SamplePlan* plans, const std::byte* taps,
                            std::byte* out, std::size_t count, std::size_t sample_bytes,
-                           const ops::OutputParams& params, int out_width, int out_height, cudaStream_t stream) {
+                           const ops::OutputParams& params, int out_width, int out_height, cudaStream_t stream,
+                           ops::CopyRange copies = {}) {
   const TapTable table(const_cast<std::byte*>(taps), out_width, out_height);
   const dim3 grid(static_cast<unsigned>(table.tiles_x), static_cast<unsigned>(table.tiles_y),
-                  static_cast<unsigned>(count));
+                  static_cast<unsigned>(count * static_cast<std::size_t>(copies.count)));
   with_augment_kernel(params, [&](auto kernel) {
-    kernel<<<grid, dim3(block_x, block_y), 0, stream>>>(arena, plans, table, out, sample_bytes, params);
+    kernel<<<grid, dim3(block_x, block_y), 0, stream>>>(arena, plans, table, out, sample_bytes, params, copies);
   });
   CONVEYOR_CUDA_TRY(cudaGetLastError());
 }

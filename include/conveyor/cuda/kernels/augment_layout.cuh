@@ -207,17 +207,18 @@ struct TapTable {
 
 inline constexpr int layout_warps = 8;  ///< warps per block of `layout_taps`
 
-/// grid (samples), block (block_x, Warps): the block finds the weight precision of the sample's
+/// grid (samples: `copies.count` per sample of the batch), block (block_x, Warps): the block finds
+/// the weight precision of the sample's
 /// axes (the least over every resized pixel, as `ops::axis_precision`) and writes its header,
 /// then, for a separable sample, each warp lays out column and row tiles in turn. (A template, as
 /// every kernel here: a header's plain kernel would be defined again by each translation unit
 /// that includes it.)
 template <int Warps>
 __global__ void __launch_bounds__(block_x* Warps)
-    layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table) {
+    layout_taps(const ops::SamplePlan* __restrict__ plans, TapTable table, ops::CopyRange copies) {
   __shared__ int precision[2];
   const int sample = static_cast<int>(blockIdx.x);
-  const ops::SamplePlan p = plans[sample];
+  const ops::SamplePlan p = plans[copies.entry(sample)];
   const int thread = static_cast<int>(threadIdx.y * block_x + threadIdx.x);
   if (p.precomputed) {
     if (thread == 0)

@@ -39,11 +39,12 @@ inline constexpr int pixel_threads = 256;
 
 /// One batch of the pixel-program pass, all pointers device memory.
 struct PixelBatch {
-  const ops::pixel::PixelProgram* programs = nullptr;  ///< one per sample
+  const ops::pixel::PixelProgram* programs = nullptr;  ///< the slot's table, read at `copies.entry`
   std::uint8_t* images = nullptr;   ///< count x height x width x 3 u8 (NHWC): the input, overwritten
   std::uint8_t* scratch = nullptr;  ///< as large as `images` (`pixel_scratch_bytes`), overwritten
   std::byte* out = nullptr;         ///< count samples of `sample_bytes`, in `params`' dtype and layout
   std::size_t sample_bytes = 0;
+  ops::CopyRange copies{};  ///< which copies of each sample (`count` counts each copy)
   ops::OutputParams params{};
   std::int32_t width = 0;
   std::int32_t height = 0;
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(Threads) pixel_program_batch(PixelBatch b) {
   const int tid = static_cast<int>(threadIdx.x), sample = static_cast<int>(blockIdx.x);
   const int width = b.width, height = b.height;
   const std::int64_t pixels = std::int64_t{width} * height;
-  const PixelProgram& program = b.programs[sample];
+  const PixelProgram& program = b.programs[b.copies.entry(sample)];
   const int count = program.count < 0 ? 0 : (program.count > max_program_ops ? max_program_ops : program.count);
   std::uint8_t* image = b.images + sample * pixels * 3;
   std::uint8_t* other = b.scratch + sample * pixels * 3;
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(Threads) pixel_program_batch(PixelBatch b) {
     visit(program.ops[k].code, [&]<class Op>() {
       if constexpr (Op::kind == OpKind::erase) erasing[erase_count++] = k;
     });
-  std::byte* out = b.out + sample * b.sample_bytes;
+  std::byte* out = b.out + b.copies.output(sample, b.sample_bytes);
   const bool nchw = b.params.layout == Layout::NCHW;
   for (std::int64_t e = tid; e < pixels * 3; e += blockDim.x) {  // in output order: coalesced stores
     const int c = static_cast<int>(nchw ? e / pixels : e % 3);

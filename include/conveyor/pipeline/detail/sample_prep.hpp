@@ -105,7 +105,9 @@ class SamplePrep {
       } else if constexpr (DeviceTransform<T>) {
         ArenaClaim claim(slot.arena, t.pos);  // given back if this attempt fails
         StagingArea area{layout_.data(arena), &claim};
-        if (ops::pixel::PixelProgram* table = layout_.programs(arena)) area.program = table + t.pos;
+        const std::size_t entry = t.pos * layout_.copies;
+        area.plans = std::span<ops::SamplePlan>(layout_.plans(arena) + entry, layout_.copies);
+        if (ops::pixel::PixelProgram* table = layout_.programs(arena)) area.program = table + entry;
         DeviceJpegPlace place;
         if (offload_) {
           std::byte* section = layout_.one_sided(arena);
@@ -117,7 +119,7 @@ class SamplePrep {
           *place.job = JpegJob{};  // the CPU's, unless the transform stages it for the device
           area.device_jpeg = &place;
         }
-        layout_.plans(arena)[t.pos] = transform_.stage(ctx, w.bytes.span(), area, w.ws);
+        area.plans[0] = transform_.stage(ctx, w.bytes.span(), area, w.ws);
         if (offload_) place.job->index = index;
         claim.commit();
       }
