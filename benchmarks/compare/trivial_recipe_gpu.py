@@ -66,8 +66,15 @@ class Timer:
 def conveyor_rates(data, threads, epochs):
     import conveyor
     timer = Timer()
-    loader = conveyor.Loader(conveyor.ImageFolder(data), batch_size=BATCH, shuffle=True, seed=0, workers=threads,
-                             device="cuda", decode="auto", transform=compose(torch.bfloat16))
+
+    def make(decode):
+        return conveyor.Loader(conveyor.ImageFolder(data), batch_size=BATCH, shuffle=True, seed=0, workers=threads,
+                               device="cuda", decode=decode, transform=compose(torch.bfloat16))
+    try:
+        loader = make("auto")
+    except conveyor.ConfigError:  # a package built without nvJPEG: the workers decode
+        print("conveyor.Loader: no GPU JPEG decoding in this build, decode='cpu'", flush=True)
+        loader = make("cpu")
     for epoch in range(epochs):
         loader.set_epoch(epoch)
         images = 0

@@ -22,6 +22,7 @@
 #include <conveyor/cuda/error.hpp>
 #include <conveyor/cuda/kernels/pixel_gaussian_blur.cuh>
 #include <conveyor/ops/normalize.hpp>
+#include <conveyor/ops/plan.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
 
 #include <cstddef>
