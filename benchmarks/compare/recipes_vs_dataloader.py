@@ -21,7 +21,6 @@ import torch
 import torchvision
 from torchvision.transforms import v2
 
-import conveyor
 from loader_rate import loader_rate
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -95,6 +94,7 @@ def dataloader_rate(data, compose, mixing, workers, epochs, device):
 
 
 def main():
+    import conveyor  # here, so the peers' scripts can import Decoded where the package is not installed
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", required=True, help="an ImageFolder (class folders of JPEGs)")
     ap.add_argument("--workers", default="2")
