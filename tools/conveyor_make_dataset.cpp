@@ -1,7 +1,8 @@
 // conveyor-make-dataset: a deterministic ImageNet-like ImageFolder tree cut from a folder of
 // photos, for benchmarks that need nothing but photos.
 //
-//   conveyor-make-dataset --photos DIR --out DIR [--count N] [--classes K] [--seed S] [--jobs J] [--dense] [--png]
+//   conveyor-make-dataset --photos DIR --out DIR [--count N] [--classes K] [--seed S] [--jobs J]
+//                         [--dense | --native] [--png]
 //
 // Image i is a random crop of one photo (class k draws from photos p with p % K == k, so the
 // classes are learnable), rescaled (antialiased) to ImageNet's size distribution (long side 500 px
@@ -12,7 +13,10 @@
 // the bytes do not depend on --jobs. Prints the mean size and bits per pixel: smooth photos give
 // fewer bits per pixel than ImageNet's (about 4.5), and that is reported, not faked. --dense keeps
 // more detail: each image is downscaled from 80..100% of the largest box (not 35..100%) and
-// encoded at quality 90..95, closer to ImageNet's bits per pixel. --png writes the same pixels as
+// encoded at quality 90..95, closer to ImageNet's bits per pixel. --native cuts each image from its
+// photo at the photo's own resolution (a window of the drawn size, pixel for pixel, no resampling;
+// shrunk to fit a photo smaller than it) and encodes it at quality 90..95: the photos' full detail
+// per pixel, as a camera's ImageNet file has. --png writes the same pixels as
 // PNG files instead (libpng, zlib's default level 6 as Pillow's save; 8-bit RGB, or grey for the
 // grayscale 1%), for the PNG benchmarks.
 
@@ -41,13 +45,13 @@ struct Args {
   std::string photos, out;
   int count = 1000, classes = 10, jobs = 0;
   std::uint64_t seed = 0;
-  bool dense = false, png = false;
+  bool dense = false, native = false, png = false;
 };
 
 [[noreturn]] void usage(const std::string& error) {
   std::cerr << "conveyor-make-dataset: " << error << "\n"
             << "usage: conveyor-make-dataset --photos DIR --out DIR [--count N] [--classes K] [--seed S] [--jobs J]\n"
-               "                             [--dense] [--png]\n";
+               "                             [--dense | --native] [--png]\n";
   std::exit(2);
 }
 
@@ -55,8 +59,8 @@ Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string_view f = argv[i];
-    if (f == "--dense" || f == "--png") {
-      (f == "--png" ? a.png : a.dense) = true;
+    if (f == "--dense" || f == "--native" || f == "--png") {
+      (f == "--png" ? a.png : f == "--native" ? a.native : a.dense) = true;
       continue;
     }
     if (i + 1 >= argc) usage(std::string(f) + " needs a value");
@@ -75,6 +79,7 @@ Args parse(int argc, char** argv) {
   }
   if (a.photos.empty() || a.out.empty()) usage("--photos and --out are required");
   if (a.count < 1 || a.classes < 1) usage("--count and --classes must be >= 1");
+  if (a.dense && a.native) usage("--dense and --native are two different sets: give one");
   return a;
 }
 
@@ -118,25 +123,10 @@ struct Made {
   std::size_t pixels = 0;
 };
 
-Made make_one(const Args& a, const std::vector<Photo>& photos, int i, conveyor::ops::cpu::ResampleScratch& scratch) {
-  conveyor::CounterRng rng(a.seed, 0, static_cast<std::uint64_t>(i), conveyor::RngOp::user);
-  const int k = i % a.classes;
-  std::vector<std::size_t> pool;  // class k's photos
-  for (std::size_t p = 0; p < photos.size(); ++p)
-    if (static_cast<int>(p % static_cast<std::size_t>(a.classes)) == k || a.classes > static_cast<int>(photos.size()))
-      pool.push_back(p);
-  const Photo& src = photos[pool[rng.below(pool.size())]];
-
-  // Output size: ImageNet-like long side and aspect.
-  static constexpr double aspects[] = {4.0 / 3, 3.0 / 2, 1.0, 16.0 / 9, 5.0 / 4};
-  const double aspect = aspects[rng.below(5)];
-  const double u = rng.uniform();
-  const int long_side = u < 0.4 ? 500 : u < 0.9 ? 160 + int(rng.below(340)) : 500 + int(rng.below(1001));
-  const bool portrait = rng.uniform() < 0.22;
-  int ow = long_side, oh = std::max(1, int(long_side / aspect + 0.5));
-  if (portrait) std::swap(ow, oh);
-
-  // Crop: 35..100% (dense: 80..100%) of the largest box of that aspect inside the photo.
+/// Cuts the image from 35..100% (dense: 80..100%) of the largest box of the output's aspect inside
+/// the photo and rescales it (antialiased) to `ow` x `oh`, or keeps a crop smaller than that.
+void resample_crop(const Args& a, const Photo& src, conveyor::CounterRng& rng, int& ow, int& oh,
+                   std::vector<std::uint8_t>& pixels, conveyor::ops::cpu::ResampleScratch& scratch) {
   const int W = src.image.width, H = src.image.height;
   const double box_aspect = double(ow) / oh;
   double bw = W, bh = W / box_aspect;
@@ -158,11 +148,14 @@ Made make_one(const Args& a, const std::vector<Photo>& photos, int i, conveyor::
   conveyor::ops::OutputParams params;
   params.dtype = conveyor::DType::u8;
   params.layout = conveyor::Layout::NHWC;
-  std::vector<std::uint8_t> pixels(std::size_t(ow) * oh * 3);
+  pixels.resize(std::size_t(ow) * oh * 3);
   conveyor::ops::cpu::resample(src.image.pixels.data(), plan, params, pixels.data(), scratch);
+}
 
+/// Encodes image `i` of class `k` like ImageNet's files (see the top) and writes it.
+Made encode(const Args& a, conveyor::CounterRng& rng, int k, int i, std::vector<std::uint8_t>& pixels, int ow, int oh) {
   conveyor::EncodeOptions enc;
-  enc.quality = a.dense ? 90 + int(rng.below(6)) : 75 + int(rng.below(21));
+  enc.quality = a.dense || a.native ? 90 + int(rng.below(6)) : 75 + int(rng.below(21));
   const double s = rng.uniform();
   enc.subsampling = s < 0.88 ? conveyor::ChromaSubsampling::s420
                              : s < 0.98 ? conveyor::ChromaSubsampling::s444 : conveyor::ChromaSubsampling::s422;
@@ -186,6 +179,42 @@ Made make_one(const Args& a, const std::vector<Photo>& photos, int i, conveyor::
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(jpeg.data()),
                                               static_cast<std::streamsize>(jpeg.size()));
   return {jpeg.size(), std::size_t(ow) * oh};
+}
+
+/// Image i: its class, photo and size drawn from its own stream, cut (natively or rescaled) and encoded.
+Made make_one(const Args& a, const std::vector<Photo>& photos, int i, conveyor::ops::cpu::ResampleScratch& scratch) {
+  conveyor::CounterRng rng(a.seed, 0, static_cast<std::uint64_t>(i), conveyor::RngOp::user);
+  const int k = i % a.classes;
+  std::vector<std::size_t> pool;  // class k's photos
+  for (std::size_t p = 0; p < photos.size(); ++p)
+    if (static_cast<int>(p % static_cast<std::size_t>(a.classes)) == k || a.classes > static_cast<int>(photos.size()))
+      pool.push_back(p);
+  const Photo& src = photos[pool[rng.below(pool.size())]];
+
+  // Output size: ImageNet-like long side and aspect.
+  static constexpr double aspects[] = {4.0 / 3, 3.0 / 2, 1.0, 16.0 / 9, 5.0 / 4};
+  const double aspect = aspects[rng.below(5)];
+  const double u = rng.uniform();
+  const int long_side = u < 0.4 ? 500 : u < 0.9 ? 160 + int(rng.below(340)) : 500 + int(rng.below(1001));
+  const bool portrait = rng.uniform() < 0.22;
+  int ow = long_side, oh = std::max(1, int(long_side / aspect + 0.5));
+  if (portrait) std::swap(ow, oh);
+
+  const int W = src.image.width, H = src.image.height;
+  std::vector<std::uint8_t> pixels;
+  if (a.native) {  // a window at the photo's resolution: shrunk to fit, then copied pixel for pixel
+    const double fit = std::min({1.0, double(W) / ow, double(H) / oh});
+    ow = std::max(1, int(ow * fit));
+    oh = std::max(1, int(oh * fit));
+    const int left = int(rng.below(std::uint64_t(W - ow + 1))), top = int(rng.below(std::uint64_t(H - oh + 1)));
+    pixels.resize(std::size_t(ow) * oh * 3);
+    for (int y = 0; y < oh; ++y)
+      std::copy_n(src.image.pixels.data() + (std::size_t(top + y) * W + left) * 3, std::size_t(ow) * 3,
+                  pixels.data() + std::size_t(y) * ow * 3);
+  } else {
+    resample_crop(a, src, rng, ow, oh, pixels, scratch);
+  }
+  return encode(a, rng, k, i, pixels, ow, oh);
 }
 
 }  // namespace
