@@ -20,7 +20,6 @@ steady state (the epochs after the first).
     python3 benchmarks/compare/dino_gpu.py --data DIR [--workers 16] [--rounds 2] [--peers ...]
 """
 import argparse
-import math
 import os
 import platform
 import random
@@ -32,7 +31,7 @@ import torchvision
 from PIL import ImageFilter, ImageOps
 from torchvision import transforms as v1
 
-from trivial_recipe_gpu import Timer
+from trivial_recipe_gpu import Timer, dali_epochs
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
 from recipe_dino import MEAN, STD, MultiCrop, dino_views  # noqa: E402
@@ -145,17 +144,7 @@ def dali_rates(data, workers, epochs):
         views += [crop(images, 96, [0.05, 0.4], 0.5, 0.0) for _ in range(LOCAL_CROPS)]
         return (*views, labels.gpu())
 
-    timer = Timer()
-    pipe = dino()
-    pipe.build()
-    steps = math.ceil(pipe.epoch_size("reader") / BATCH)
-    for _ in range(epochs):
-        images = 0
-        for _ in range(steps):
-            out = pipe.run()
-            images += len(out[0])
-        timer.epoch_done(images)
-    return timer.rates()
+    return dali_epochs(dino, epochs, BATCH)
 
 
 def main():

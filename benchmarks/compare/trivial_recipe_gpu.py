@@ -104,15 +104,20 @@ def dali_rates(data, threads, epochs):
                                           mean=[m * 255 for m in MEAN], std=[s * 255 for s in STD])
         return images, labels.gpu()
 
+    return dali_epochs(train, epochs, BATCH)
+
+
+def dali_epochs(define, epochs, batch):
+    """Builds the DALI pipeline `define()` (a file reader named "reader" first) and times `epochs`
+    epochs of it."""
     timer = Timer()
-    pipe = train()
+    pipe = define()
     pipe.build()
-    steps = math.ceil(pipe.epoch_size("reader") / BATCH)
+    steps = math.ceil(pipe.epoch_size("reader") / batch)
     for _ in range(epochs):
         images = 0
         for _ in range(steps):
-            out, _ = pipe.run()
-            images += len(out)
+            images += len(pipe.run()[0])
         timer.epoch_done(images)
     return timer.rates()
 

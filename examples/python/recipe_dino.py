@@ -158,8 +158,8 @@ def main() -> int:
     loader: Iterable[Tuple[List[torch.Tensor], torch.Tensor]]
     if args.loader == "conveyor":
         loader = conveyor.Loader(args.data, batch_size=args.batch, shuffle=True, drop_last=True, seed=0,
-                                 workers=args.workers, transform=conveyor.Views([(first, 1), (second, 1),
-                                                                                 (local, args.local_crops)]))
+                                 workers=args.workers, device=device.type,  # on a GPU: the views made there
+                                 transform=conveyor.Views([(first, 1), (second, 1), (local, args.local_crops)]))
     else:
         loader = torch.utils.data.DataLoader(MultiCrop(args.data, views), batch_size=args.batch, shuffle=True,
                                              drop_last=True, num_workers=args.workers)

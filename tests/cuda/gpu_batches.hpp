@@ -1,17 +1,33 @@
 #pragma once
-// Batches of a pipeline on either backend copied to the host, and the comparison every GPU parity
-// test makes: the CUDA backend's batches against the CPU backend's, bit for bit.
+// The photo corpus as a FileList, batches of a pipeline on either backend copied to the host, and
+// the comparison every GPU parity test makes: the CUDA backend's batches against the CPU
+// backend's, bit for bit.
 
 #include <conveyor/cuda/all.cuh>
+
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 namespace conveyor_test {
+
+/// The corpus' photos as a FileList (0.1 to 13 megapixels, colour and grey, baseline and
+/// progressive): large ones cropped to small outputs exceed the kernel's taps and are resampled on
+/// the CPU.
+inline conveyor::FileList corpus_photos(const std::filesystem::path& data, const conveyor_test::TempDir& t) {
+  std::ofstream list(t.path() / "photos.txt");
+  for (const auto& e : std::filesystem::directory_iterator(data / "photos"))
+    if (e.path().extension() == ".jpg") list << e.path().string() << " 0\n";
+  list.close();
+  return conveyor::FileList((t.path() / "photos.txt").string());
+}
 
 /// A batch's images, labels and indices on the host.
 struct HostBatch {

@@ -79,11 +79,7 @@ TEST_CASE("GPU batches equal CPU batches on awkward sizes 1x1 3x1000 4000x3000",
 TEST_CASE("GPU batches equal CPU batches on real photos", "[gpu][parity][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data_dir);
   conveyor_test::TempDir t;
-  std::ofstream list(t.path() / "photos.txt");
-  for (const auto& e : std::filesystem::directory_iterator(data_dir / "photos"))
-    if (e.path().extension() == ".jpg") list << e.path().string() << " 0\n";
-  list.close();
-  const FileList photos((t.path() / "photos.txt").string());
+  const FileList photos = conveyor_test::corpus_photos(data_dir, t);
   REQUIRE(photos.size() >= 50);
   for (DType dtype : {DType::u8, DType::f32, DType::f16, DType::bf16})
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {

@@ -22,17 +22,6 @@ using conveyor_test::require_same_as_cpu;
 
 namespace {
 
-/// The corpus' photos as a FileList (0.1 to 13 megapixels, colour and grey, baseline and
-/// progressive): large ones cropped to small outputs exceed the kernel's taps and are resampled on
-/// the CPU.
-FileList corpus_photos(const std::filesystem::path& data, const conveyor_test::TempDir& t) {
-  std::ofstream list(t.path() / "photos.txt");
-  for (const auto& e : std::filesystem::directory_iterator(data / "photos"))
-    if (e.path().extension() == ".jpg") list << e.path().string() << " 0\n";
-  list.close();
-  return FileList((t.path() / "photos.txt").string());
-}
-
 /// A list of pixel transforms drawn from `rng`: each kind now and then, with its arguments across
 /// their ranges, nested in RandomApply, RandomChoice or RandomOrder sometimes, erasing (random
 /// values or numbers, or a choice of the two) last; no more ops than a program holds.
@@ -79,7 +68,7 @@ TEST_CASE("pixel programs on the GPU equal the CPU backend's batches for every d
           "[gpu][transforms][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
   const conveyor_test::TempDir t;
-  const FileList photos = corpus_photos(data, t);
+  const FileList photos = conveyor_test::corpus_photos(data, t);
   CounterRng rng(2026, 0, 0, RngOp::user);
   for (DType dtype : {DType::u8, DType::f32, DType::f16, DType::bf16})
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
@@ -105,7 +94,7 @@ TEST_CASE("pixel programs on the GPU equal the CPU backend's batches for every d
 TEST_CASE("many random recipes on the GPU equal the CPU backend's batches", "[gpu][transforms][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
   const conveyor_test::TempDir t;
-  const FileList photos = corpus_photos(data, t);
+  const FileList photos = conveyor_test::corpus_photos(data, t);
   CounterRng rng(7, 0, 0, RngOp::user);
   for (int recipe = 0; recipe < 24; ++recipe) {
     ImageAugment aug{.crop = RandomResizedCrop{.size = 40 + 8 * static_cast<int>(rng.below(8))},
@@ -123,7 +112,7 @@ TEST_CASE("many random recipes on the GPU equal the CPU backend's batches", "[gp
 TEST_CASE("samples resampled on the CPU run their programs on the GPU with the same bits", "[gpu][transforms][fallback]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
   const conveyor_test::TempDir t;
-  const FileList photos = corpus_photos(data, t);
+  const FileList photos = conveyor_test::corpus_photos(data, t);
   CounterRng rng(99, 0, 0, RngOp::user);
   for (DType dtype : {DType::u8, DType::f16}) {
     ImageAugment aug{.crop = RandomResizedCrop{.size = 32}, .transforms = random_recipe(rng), .dtype = dtype};

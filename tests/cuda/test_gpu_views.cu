@@ -44,11 +44,7 @@ Views dino(DType dtype, Layout layout, bool scaling, int global = 224, int local
 TEST_CASE("GPU Views equal CPU Views bit for bit on real photos for every dtype and layout", "[gpu][parity][views][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data_dir);
   conveyor_test::TempDir t;
-  std::ofstream list(t.path() / "photos.txt");
-  for (const auto& e : std::filesystem::directory_iterator(data_dir / "photos"))
-    if (e.path().extension() == ".jpg") list << e.path().string() << " 0\n";
-  list.close();
-  const FileList photos((t.path() / "photos.txt").string());
+  const FileList photos = conveyor_test::corpus_photos(data_dir, t);
   REQUIRE(photos.size() >= 50);
   for (DType dtype : {DType::u8, DType::f32, DType::f16, DType::bf16})
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
