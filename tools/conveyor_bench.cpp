@@ -4,7 +4,7 @@
 //
 //   conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E] [--seed S]
 //                  [--transform train|eval] [--recipe plain|trivial|color] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
-//                  [--prefetch P] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
+//                  [--prefetch P|auto] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
 //                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated]
 //                  [--device-sync spin|yield|blocking] [--format auto|folder|wds|tfrecord|list] [--shard-window W]
@@ -48,7 +48,7 @@ struct Args {
   int size = 224;
   conveyor::DType dtype = conveyor::DType::f32;
   conveyor::Layout layout = conveyor::Layout::NCHW;
-  std::size_t prefetch = 3;
+  std::size_t prefetch = conveyor::auto_prefetch;
   conveyor::OnError on_error = conveyor::OnError::raise;
   bool checksum = false;
   std::string dump;
@@ -73,7 +73,7 @@ struct Args {
   std::cerr << "conveyor-bench: " << error << "\n"
             << "usage: conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E]\n"
                "         [--seed S] [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16]\n"
-               "         [--layout nchw|nhwc] [--prefetch P] [--on-error throw|skip] [--checksum]\n"
+               "         [--layout nchw|nhwc] [--prefetch P|auto] [--on-error throw|skip] [--checksum]\n"
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
                "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
@@ -112,7 +112,10 @@ Args parse(int argc, char** argv) {
     else if (flag == "--size") a.size = static_cast<int>(to_int(flag, value()));
     else if (flag == "--dtype") a.dtype = conveyor::parse_dtype(value());
     else if (flag == "--layout") a.layout = conveyor::parse_layout(value());
-    else if (flag == "--prefetch") a.prefetch = static_cast<std::size_t>(to_int(flag, value()));
+    else if (flag == "--prefetch") {
+      const std::string v = value();
+      a.prefetch = v == "auto" ? conveyor::auto_prefetch : static_cast<std::size_t>(to_int(flag, v));
+    }
     else if (flag == "--on-error") {
       const std::string v = value();
       if (v == "throw") a.on_error = conveyor::OnError::raise;

@@ -76,3 +76,24 @@ def path(who: str, name: str, value: Any) -> bytes:
         return os.fsencode(value)
     except TypeError:
         raise TypeError(f"{who}: {name} must be a path (str, bytes or os.PathLike), got {_shown(value)}") from None
+
+
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def byte_size(who: str, name: str, value: Any) -> int:
+    """`value` as bytes: an int, or a string of a number and a unit ("8GiB", "512 MB", "1.5GiB")."""
+    if isinstance(value, str):
+        text = value.strip().upper()
+        digits = text.rstrip("KMGTIB ")
+        unit = text[len(digits):].strip()
+        try:
+            number = float(digits)
+        except ValueError:
+            number = -1.0
+        if unit not in _UNITS or not number >= 0:
+            raise _conveyor.ConfigError(f"{who}: {name} must be bytes, an int or a size such as '8GiB' or '512MB', "
+                                        f"got {value!r}")
+        return int(number * _UNITS[unit])
+    return integer(who, name, value, 0)

@@ -105,6 +105,15 @@ class _Sampler:
         return self._of().epoch
 
 
+def _prefetch(who: str, value: Union[int, str]) -> int:
+    """`prefetch` for the native loader: "auto" is 0 (the pipeline chooses), else an int >= 2."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise _conveyor.ConfigError(f"{who}: prefetch must be 'auto' or an int >= 2, got {value!r}")
+        return 0
+    return _args.integer(who, "prefetch", value, 2)
+
+
 class Loader:
     """Batches of `dataset` through `transform`, prepared by worker threads in C++, in order.
     `dataset` is a conveyor dataset, or a path or pattern `open_dataset` opens (a folder, tar
@@ -132,7 +141,10 @@ class Loader:
     `ImageAugment.train(...)`. shuffle: each epoch in its own order, a permutation that is a pure
     function of (seed, epoch) (without it, dataset order every epoch). seed: keys the order and
     every random augmentation, so an epoch's batches are the same in every run. workers: threads
-    (-1: one per core; 0: the iterating thread decodes). on_error: "raise" (a SampleError at the
+    (-1: one per core; 0: the iterating thread decodes). prefetch: batches in flight, each in its
+    own slot: an int >= 2, or "auto" (6 where the GPU's engines decode JPEGs, else 3, fewer where
+    memory_budget, bytes of pinned and device memory for the slots as an int or a size such as
+    "8GiB", default 8 GiB, holds fewer; `stats()["prefetch_reason"]` says why). on_error: "raise" (a SampleError at the
     failing sample's batch; the loop can go on past it) or "skip" (replaced, listed in `skipped`).
     device: "cpu", "cuda", "cuda:N", an int or a torch.device. stream: the CUDA stream batches are
     handed to by default (torch's current stream still gets each batch it asks for).
@@ -161,7 +173,8 @@ class Loader:
 
     def __init__(self, dataset: Union[_conveyor.Dataset, _args.PathLike], batch_size: int = 256,
                  shuffle: bool = False, seed: int = 0, transform: Any = None,
-                 workers: int = -1, prefetch: int = 3, drop_last: bool = False, on_error: str = "raise",
+                 workers: int = -1, prefetch: Union[int, str] = "auto", memory_budget: Union[int, str] = 0,
+                 drop_last: bool = False, on_error: str = "raise",
                  device: Any = "cpu", stream: Any = None, distributed: Union[bool, str, Tuple[int, int]] = False,
                  output: Optional[str] = None, shard_window: int = 0, decode: str = "cpu",
                  gpu_share: Optional[float] = None, gpu_upsampling: str = "interpolated", batch_transform: Any = None):
@@ -189,7 +202,8 @@ class Loader:
             _warn_without_local_rank()
         self._impl = _conveyor.Loader(
             dataset, transform._native(), batch_size=self.batch_size, shuffle=self.shuffle, seed=self.seed,
-            workers=_args.integer(who, "workers", workers, -1), prefetch=_args.integer(who, "prefetch", prefetch, 0),
+            workers=_args.integer(who, "workers", workers, -1), prefetch=_prefetch(who, prefetch),
+            memory_budget=_args.byte_size(who, "memory_budget", memory_budget),
             drop_last=_args.flag(who, "drop_last", drop_last), on_error=_args.text(who, "on_error", on_error),
             device=index, stream=_stream_handle(who, stream), distributed=mode, rank=rank, world_size=world,
             shard_window=_args.integer(who, "shard_window", shard_window, 0), decode=_args.text(who, "decode", decode),

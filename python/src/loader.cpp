@@ -150,7 +150,8 @@ class Loader {
   static constexpr int local_rank_device = -2;
 
   Loader(Dataset& dataset, const Transform& transform, std::size_t batch_size, bool shuffle, std::uint64_t seed,
-         int workers, std::size_t prefetch, bool drop_last, const std::string& on_error, int device,
+         int workers, std::size_t prefetch, std::size_t memory_budget, bool drop_last, const std::string& on_error,
+         int device,
          std::uintptr_t stream, const std::string& distributed, std::optional<std::uint64_t> rank,
          std::optional<std::uint64_t> world_size, std::uint64_t shard_window, const std::string& decode,
          std::optional<double> gpu_share, const std::string& gpu_upsampling,
@@ -160,6 +161,7 @@ class Loader {
     o.batch_size = batch_size;
     o.workers = workers;
     o.prefetch = prefetch;
+    o.memory_budget = memory_budget;
     o.drop_last = drop_last;
     o.seed = seed;
     o.device = device;
@@ -209,10 +211,10 @@ class Loader {
       throw conveyor::ConfigError("Loader: distributed must be False, 'env' or (rank, world_size), got '" + distributed + "'");
     }
     if (device == local_rank_device) o.device = local_rank_ ? static_cast<int>(*local_rank_) : 0;
-    core_->prefetch = prefetch;
     core_->pid = getpid();
     nb::gil_scoped_release release;
     core_->pipe = std::make_unique<conveyor::AnyPipeline>(std::move(data), std::move(*sampler), transform.any, o);
+    core_->prefetch = core_->pipe->stats().prefetch;  // the slots chosen, where prefetch is auto
   }
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -266,11 +268,13 @@ void bind_loader(nb::module_& m) {
       .def_prop_ro("consumed", &Epoch::consumed)
       .def_prop_ro("finished", &Epoch::finished);
   nb::class_<Loader>(m, "Loader")
-      .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, bool, const std::string&,
+      .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, std::size_t, bool,
+                    const std::string&,
                     int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
                     std::uint64_t, const std::string&, std::optional<double>, const std::string&,
                     const std::vector<std::pair<std::string, std::vector<double>>>&, const std::vector<double>&>(),
-           "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "drop_last"_a,
+           "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "memory_budget"_a,
+           "drop_last"_a,
            "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a,
            "decode"_a, "gpu_share"_a, "gpu_upsampling"_a, "batch_ops"_a, "batch_p"_a)
       .def("set_gpu_share", &Loader::set_gpu_share, "share"_a)

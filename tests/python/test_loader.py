@@ -185,6 +185,32 @@ def test_kept_tensors_stay_valid_and_a_full_ring_says_so(samples):
     assert sum(len(labels) for _, labels in loader) == 13
 
 
+def test_prefetch_auto_within_the_memory_budget_and_a_full_ring_at_the_chosen_count(samples):
+    data = conveyor.ImageFolder(str(samples))
+    eval32 = conveyor.ImageAugment.eval(36, 32)
+    loader = conveyor.Loader(data, batch_size=2, workers=2, transform=eval32)  # prefetch="auto"
+    stats = loader.stats()
+    assert stats["prefetch"] == 3 and stats["prefetch_reason"].startswith("3 slots")
+    slot = 2 * (3 * 32 * 32 * 4 + 16)  # a CPU slot: two f32 images, their labels and indices
+    two = conveyor.Loader(data, batch_size=2, workers=2, transform=eval32, memory_budget=2 * slot + 100)
+    assert two.stats()["prefetch"] == 2 and "holds 2" in two.stats()["prefetch_reason"]
+    assert conveyor.Loader(data, batch_size=2, transform=eval32, memory_budget="1GiB").stats()["prefetch"] == 3
+    it = iter(two)
+    kept = [next(it)[0], next(it)[0]]  # both of the chosen slots held
+    with pytest.raises(conveyor.Error, match="all 2 batches in flight"):
+        next(it)
+    del kept
+    with pytest.raises(conveyor.ConfigError, match="memory_budget 0.00 GiB holds fewer than the 2 slots"):
+        conveyor.Loader(data, batch_size=2, transform=eval32, memory_budget="1KiB")
+    with pytest.raises(conveyor.ConfigError, match="prefetch must be 'auto' or an int >= 2"):
+        conveyor.Loader(data, transform=eval32, prefetch="many")
+    with pytest.raises(conveyor.ConfigError, match="prefetch must be >= 2"):
+        conveyor.Loader(data, transform=eval32, prefetch=1)
+    with pytest.raises(conveyor.ConfigError, match="memory_budget must be bytes"):
+        conveyor.Loader(data, transform=eval32, memory_budget="8 parsecs")
+    assert conveyor.Loader(data, transform=eval32, prefetch=4).stats()["prefetch_reason"] == "prefetch = 4, as asked"
+
+
 def test_dlpack_into_numpy_and_raw_objects(samples):
     data = conveyor.ImageFolder(str(samples))
     transform = conveyor.ImageAugment.train(24, dtype="u8", layout="nhwc", normalize=None)

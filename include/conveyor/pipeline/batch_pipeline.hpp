@@ -22,6 +22,7 @@
 #include <conveyor/pipeline/detail/sample_prep.hpp>
 #include <conveyor/pipeline/detail/schedule.hpp>
 #include <conveyor/pipeline/options.hpp>
+#include <conveyor/pipeline/prefetch.hpp>
 #include <conveyor/pipeline/stats.hpp>
 
 #include <algorithm>
@@ -189,6 +190,8 @@ class BatchPipeline {
                                           ring_->host_bytes(), device ? &*device : nullptr);
     st.decode = to_string(o_.decode);
     st.gpu_share = gpu_share_;
+    st.prefetch = prefetch_.slots;
+    st.prefetch_reason = prefetch_.reason;
     return st;
   }
 
@@ -266,7 +269,8 @@ class BatchPipeline {
   BatchPipeline(std::shared_ptr<const D> dataset, S sampler, T transform, Options options)
       : dataset_(std::move(dataset)), sampler_(std::move(sampler)), transform_(std::move(transform)), o_(options) {
     if (o_.batch_size == 0) throw ConfigError("BatchPipeline: batch_size must be > 0, got 0");
-    if (o_.prefetch < 2) throw ConfigError("BatchPipeline: prefetch must be >= 2, got " + std::to_string(o_.prefetch));
+    if (o_.prefetch != auto_prefetch && o_.prefetch < 2)
+      throw ConfigError("BatchPipeline: prefetch must be >= 2 (or auto_prefetch), got " + std::to_string(o_.prefetch));
     if (o_.workers < -1) throw ConfigError("BatchPipeline: workers must be >= -1, got " + std::to_string(o_.workers));
     if (o_.device < cpu_device) throw ConfigError("BatchPipeline: device must be >= -1, got " + std::to_string(o_.device));
     detail::validate_decode_options(o_);
@@ -277,13 +281,16 @@ class BatchPipeline {
     const bool on_device = o_.device != cpu_device;
     if (o_.batch_transform)
       mixing_.emplace(*o_.batch_transform, detail::mix_geometry(transform_, spec_), o_.seed, o_.workers, on_device);
-    ring_ = std::make_shared<detail::Ring>(o_.prefetch, o_.batch_size, spec_, !on_device);
     DeviceWork work;
     if (on_device) {
       device_ = Device{Device::Kind::cuda, o_.device};
       work = device_work_of(transform_);
-      make_device(work);
+      plan_device(work);
     }
+    prefetch_ = detail::choose_prefetch(o_, slot_bytes(), offload_.has_value());
+    o_.prefetch = prefetch_.slots;
+    ring_ = std::make_shared<detail::Ring>(o_.prefetch, o_.batch_size, spec_, !on_device);
+    if (on_device) make_backend(work);
     if (mixing_) mixing_->reserve(*ring_, o_.batch_size);
     name_stages();
     const bool staged = work.placement == DeviceWork::Placement::staged;
@@ -300,8 +307,8 @@ class BatchPipeline {
     if (feeder_) threads_.emplace_back([this] { feeder_->run(stop_); });
   }
 
-  /// Sizes the slots' arenas for the transform's device work and makes the backend.
-  void make_device(DeviceWork& work) {
+  /// Sizes the slots' arenas for the transform's device work (`layout_`, `offload_`).
+  void plan_device(DeviceWork& work) {
     const auto factory = detail::cuda_backend_factory().load();
     if (!factory)
       throw ConfigError("BatchPipeline: device " + std::to_string(o_.device) +
@@ -317,6 +324,20 @@ class BatchPipeline {
     if (mixing_) work.steps.push_back(DeviceStepSpec::of(MixSamples{mixing_->geometry()}));  // after the transform's
     layout_ = SlotLayout::make(o_.batch_size, data + o_.batch_size * ArenaAllocator::alignment, host_only, device_only,
                                work.programs, classes, work.copies);
+  }
+
+  /// The bytes one slot holds, pinned and device memory together: its arenas and output on a
+  /// device, its images on the CPU, and its labels, indices and soft targets.
+  [[nodiscard]] std::size_t slot_bytes() const noexcept {
+    const auto classes = static_cast<std::size_t>(mixing_ ? mixing_->num_classes() : 0);
+    const std::size_t tables = o_.batch_size * (2 * sizeof(std::int64_t) + classes * sizeof(float));
+    if (device_.kind == Device::Kind::cpu) return tables + o_.batch_size * spec_.bytes();
+    return tables + 2 * layout_.total + layout_.host_only + layout_.device_only + o_.batch_size * spec_.bytes();
+  }
+
+  /// Makes the backend, its slots laid out as `plan_device` planned.
+  void make_backend(const DeviceWork& work) {
+    const auto factory = detail::cuda_backend_factory().load();
     ring_->device = factory({o_.device, o_.stream, o_.prefetch, o_.batch_size, layout_, spec_.bytes(), work.steps});
     for (std::size_t slot = 0; slot < o_.prefetch; ++slot) layout_.write_guard(ring_->device->host_arena(slot));
   }
@@ -466,6 +487,7 @@ class BatchPipeline {
   std::shared_ptr<detail::Ring> ring_;
   SlotLayout layout_{};
   Device device_{};
+  PrefetchChoice prefetch_{};
   std::optional<detail::BatchMixing> mixing_;  // with a batch transform
   std::vector<std::string_view> stage_names_;
   std::optional<detail::Schedule> schedule_;

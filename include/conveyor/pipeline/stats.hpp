@@ -69,6 +69,8 @@ struct PipelineStats {
   double h2d_seconds = 0;            ///< upload time, from device events
   double kernel_seconds = 0;         ///< augmentation kernel time, from device events
   double kernel_max_seconds = 0;     ///< the longest batch's kernel time
+  std::size_t prefetch = 0;          ///< the slots the pipeline keeps (`PipelineOptions::prefetch`)
+  std::string prefetch_reason;       ///< why that many (asked, or what `auto_prefetch` weighed)
   std::string decode = "cpu";        ///< where JPEGs are decoded (`PipelineOptions::decode`)
   double gpu_share = 0;              ///< the current device share of the JPEGs the engines take
   std::uint64_t gpu_decoded = 0;     ///< JPEGs decoded on the device
@@ -163,6 +165,7 @@ struct PipelineStats {
                   static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(bytes_uploaded),
                   h2d_seconds, kernel_seconds, kernel_max_seconds);
     out += buf + detail::json_string(decode);
+    out += ", \"prefetch\": " + std::to_string(prefetch) + ", \"prefetch_reason\": " + detail::json_string(prefetch_reason);
     std::snprintf(buf, sizeof buf,
                   ", \"gpu_share\": %.6f, \"gpu_decoded\": %llu, \"gpu_decode_fallbacks\": %llu, "
                   "\"gpu_decode_seconds\": %.6f, \"submit_seconds\": %.6f, \"gpu_decode_call_seconds\": %.6f, "
@@ -212,6 +215,8 @@ inline void add_counters(PipelineStats& sum, const PipelineStats& s) {
   sum.kernel_seconds += s.kernel_seconds;
   sum.kernel_max_seconds = std::max(sum.kernel_max_seconds, s.kernel_max_seconds);
   sum.decode = s.decode;
+  sum.prefetch = s.prefetch;
+  sum.prefetch_reason = s.prefetch_reason;
   sum.gpu_decoded += s.gpu_decoded;
   sum.gpu_decode_fallbacks += s.gpu_decode_fallbacks;
   sum.gpu_decode_seconds += s.gpu_decode_seconds;
