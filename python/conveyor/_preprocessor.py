@@ -40,7 +40,7 @@ class Preprocessor:
         self._impl = _conveyor.Preprocessor(
             self.transform._native(), max_images=self.max_images, lanes=_args.integer(who, "lanes", lanes, 0),
             max_waiting=_args.integer(who, "max_waiting", max_waiting, 0),
-            workers=_args.integer(who, "workers", workers, -1), prefetch=_args.integer(who, "prefetch", prefetch, 0),
+            workers=_args.integer(who, "workers", workers, -1), prefetch=_args.integer(who, "prefetch", prefetch, 2),
             device=index, stream=_stream_handle(who, stream), decode=_args.text(who, "decode", decode),
             gpu_share=_args.optional_real(who, "gpu_share", gpu_share),
             gpu_upsampling=_args.text(who, "gpu_upsampling", gpu_upsampling))
