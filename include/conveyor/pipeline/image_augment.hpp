@@ -227,10 +227,17 @@ struct ImageAugment {
     return {DeviceWork::Placement::staged,
             out,
             std::max<std::size_t>(out, 4 * static_cast<std::size_t>(spec.numel())),
-            {programs ? DeviceStepSpec::of(ProgramSamples{output_params(), output_size(), output_size()})
-                      : DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size()})},
+            {device_step()},
             DeviceWork::JpegStaging{3 * window_pixels, decode},
             programs};
+  }
+
+  /// The device step that makes this augmentation's outputs from staged windows: `ProgramSamples`
+  /// with pixel transforms, else `ResampleSamples`; of a multi-view transform's samples, the
+  /// copies `copies` names.
+  [[nodiscard]] DeviceStepSpec device_step(ops::CopyRange copies = {}) const {
+    if (transforms.empty()) return DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size(), copies});
+    return DeviceStepSpec::of(ProgramSamples{output_params(), output_size(), output_size(), copies});
   }
 
   /// The host half of the device path: draws the sample's program (into `area.program`, with

@@ -300,12 +300,8 @@ struct Views {
         throw ConfigError("Views: a sample of " + std::to_string(spec.bytes()) +
                           " bytes is not a multiple of 4 elements, where a device stores the next one's view " +
                           std::to_string(v) + ": give every view an even size");
-      const ops::CopyRange copies{static_cast<std::int32_t>(k), views[v].count, static_cast<std::int32_t>(work.copies),
-                                  offsets[k], bytes};
-      if (a.transforms.empty())
-        work.steps.push_back(DeviceStepSpec::of(ResampleSamples{a.output_params(), size, size, copies}));
-      else
-        work.steps.push_back(DeviceStepSpec::of(ProgramSamples{a.output_params(), size, size, copies}));
+      work.steps.push_back(a.device_step({static_cast<std::int32_t>(k), views[v].count,
+                                          static_cast<std::int32_t>(work.copies), offsets[k], bytes}));
       work.programs = work.programs || !a.transforms.empty();
       largest = std::max(largest, std::size_t(size) * std::size_t(size));
       k += static_cast<std::size_t>(views[v].count);
