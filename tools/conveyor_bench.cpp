@@ -6,7 +6,7 @@
 //                  [--transform train|eval] [--recipe plain|trivial|color] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
 //                  [--prefetch P|auto] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
-//                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated]
+//                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated] [--gpu-part N]
 //                  [--device-sync spin|yield|blocking] [--format auto|folder|wds|tfrecord|list] [--shard-window W]
 //                  [--batch-transform none|mixup|cutmix|choice|timm|timm-elem] [--classes N]
 //                  [--local-views N]
@@ -62,6 +62,7 @@ struct Args {
   conveyor::JpegDecode decode = conveyor::JpegDecode::cpu;
   std::optional<double> gpu_share;  // unset: the pipeline's default (1 for gpu; auto: starting_gpu_share)
   conveyor::ChromaUpsampling gpu_upsampling = conveyor::ChromaUpsampling::interpolated;
+  std::size_t gpu_part = conveyor::PipelineOptions{}.gpu_part_images;
   std::string device_sync;          // empty: CUDA's default (spin while there are idle cores)
   std::string recipe = "plain";     // pixel transforms after the crop and flip (train only)
   std::string batch_transform = "none";  // what is done to each finished batch
@@ -77,7 +78,7 @@ struct Args {
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
                "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
-               "         [--gpu-upsampling interpolated|replicated] [--device-sync spin|yield|blocking]\n"
+               "         [--gpu-upsampling interpolated|replicated] [--gpu-part N] [--device-sync spin|yield|blocking]\n"
                "         [--recipe plain|trivial|color] [--batch-transform none|mixup|cutmix|choice|timm|timm-elem]\n"
                "         [--classes N] [--local-views N]\n";
   std::exit(2);
@@ -152,6 +153,7 @@ Args parse(int argc, char** argv) {
         usage(e.what());
       }
     }
+    else if (flag == "--gpu-part") a.gpu_part = static_cast<std::size_t>(to_int(flag, value()));
     else if (flag == "--device-sync") a.device_sync = value();
     else if (flag == "--recipe") a.recipe = value();
     else if (flag == "--batch-transform") a.batch_transform = value();
@@ -336,7 +338,7 @@ int main(int argc, char** argv) {
                                       .on_error = a.on_error, .seed = a.seed,
                                       .device = a.device == "cuda" ? 0 : conveyor::cpu_device, .decode = a.decode,
                                       .gpu_share = a.gpu_share, .gpu_upsampling = a.gpu_upsampling,
-                                      .batch_transform = batch_transform(a)};
+                                      .gpu_part_images = a.gpu_part, .batch_transform = batch_transform(a)};
     std::optional<conveyor::AnySampler> sampler;
     if (a.shard_window > 0) {
       if (!opened.shard_sizes) throw conveyor::ConfigError("--shard-window needs a shard dataset (wds or tfrecord)");

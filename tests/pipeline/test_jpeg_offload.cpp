@@ -342,6 +342,37 @@ TEST_CASE("JPEGs staged for the device decoder give the CPU backend's batches", 
   }
 }
 
+// The engines' calls in parts: each of `gpu_part_images` jobs made while the batch still fills,
+// the rest at its submit. Slots refilled over three epochs (two slots) must each start their
+// batch's bookkeeping afresh, or a position decoded in an earlier batch would be skipped.
+TEST_CASE("a device decoder takes a batch in parts as it fills, with the CPU backend's batches", "[offload][pipeline]") {
+  const conveyor_test::HostDevice device;
+  const InMemory data = conveyor_test::jpeg_dataset(64, 29);
+  ImageAugment eval = ImageAugment::eval(48, 40);
+  eval.dtype = DType::f32;
+  const PipelineOptions cpu{.batch_size = 16, .workers = 3, .prefetch = 2, .seed = 5};
+  BatchPipeline reference(data, RandomSampler(data.size(), {.seed = 3}), eval, cpu);
+  const auto expected = conveyor_test::digests(reference, 3);
+  std::uint64_t decoded = 0;  // the engine-able files of three epochs, the same however called
+  for (const std::size_t part : {std::size_t{0}, std::size_t{1}, std::size_t{4}}) {
+    INFO("part " << part);
+    PipelineOptions o = cpu;
+    o.device = 0;
+    o.decode = JpegDecode::gpu;
+    o.gpu_part_images = part;
+    BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 3}), eval, o);
+    CHECK(conveyor_test::digests(pipe, 3) == expected);
+    const PipelineStats st = pipe.stats();
+    if (part == 0) decoded = st.gpu_decoded;
+    CHECK(st.gpu_decoded == decoded);
+    CHECK(st.gpu_decoded > 64);
+    if (part == 0)
+      CHECK(st.gpu_decode_calls.count == st.batches);
+    else  // parts before the submits (not before every one: the workers may finish a batch first)
+      CHECK(st.gpu_decode_calls.count > st.batches);
+  }
+}
+
 // A begin() refused because an epoch is being iterated changes nothing: it used to rebalance auto's
 // share from the measurements first.
 TEST_CASE("a refused begin leaves auto's share as it was", "[offload][pipeline]") {

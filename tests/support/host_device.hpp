@@ -12,6 +12,7 @@
 #include <conveyor/core/clock.hpp>
 #include <conveyor/core/linear_fit.hpp>
 #include <conveyor/device/backend.hpp>
+#include <conveyor/device/batch_parts.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/device/mix_samples.hpp>
 #include <conveyor/device/step.hpp>
@@ -46,12 +47,26 @@ class HostBackend final : public conveyor::DeviceBackend {
 
   std::byte* host_arena(std::size_t slot) override { return slots_[slot].pinned.data(); }
   void wait_uploaded(std::size_t) noexcept override {}
-  void submit(std::size_t slot, std::size_t count, std::size_t bytes) override {
+  [[nodiscard]] bool takes_parts() const noexcept override {
+    for (const auto& step : steps_)
+      if (step->takes_parts()) return true;
+    return false;
+  }
+  void submit_part(std::size_t slot, std::uint64_t fill, std::size_t count, std::span<const std::size_t> positions) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    Slot& s = slots_[slot];
+    const conveyor::StepContext ctx{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), nullptr, fill};
+    for (const auto& step : steps_)
+      if (step->takes_parts()) step->on_part(ctx, positions);
+    stats_.submit_seconds += conveyor::seconds_since(t0);
+  }
+  void submit(std::size_t slot, std::uint64_t fill, std::size_t count, std::size_t bytes) override {
     const auto t0 = std::chrono::steady_clock::now();
     std::lock_guard lock(mutex_);
     Slot& s = slots_[slot];
     std::memcpy(s.arena.data(), s.pinned.data(), bytes);
-    const conveyor::StepContext ctx{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), nullptr};
+    const conveyor::StepContext ctx{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), nullptr, fill};
     for (const auto& step : steps_) step->after_upload(ctx);
     for (const auto& step : steps_) step->produce(ctx);
     ++stats_.batches;
@@ -201,20 +216,41 @@ class HostMix final : public conveyor::DeviceStep {
 };
 
 /// DecodeJpegs with libjpeg-turbo on the stager thread: each staged file's window decoded into its
-/// place in the device-only section, and counted as the engines' decodes and calls are.
+/// place in the device-only section, in the calls the engines' step makes (parts of `part_images`
+/// jobs while the batch fills, the rest at its submit), counted as the engines' decodes and calls are.
 class HostDecodeJpegs final : public conveyor::DeviceStep {
  public:
   HostDecodeJpegs(const conveyor::DecodeJpegs& spec, const conveyor::DeviceStepConfig& c)
-      : spec_(spec), c_(c), decoder_(spec.decode) {}
-  void after_upload(const conveyor::StepContext& s) override {
+      : spec_(spec), c_(c), decoder_(spec.decode), parts_(c.slots, c.batch_size) {}
+  [[nodiscard]] bool takes_parts() const noexcept override { return spec_.part_images > 0; }
+  void on_part(const conveyor::StepContext& s, std::span<const std::size_t> positions) override {
+    std::vector<std::size_t> staged;
+    for (const std::size_t pos : positions)
+      if (job(s, pos).file_bytes != 0) staged.push_back(pos);
+    decode(s, parts_.part(s.slot, s.fill, staged, spec_.part_images));
+  }
+  void after_upload(const conveyor::StepContext& s) override { decode(s, parts_.rest(s.slot, s.fill, s.count)); }
+  void produce(const conveyor::StepContext&) override {}
+  void add_stats(conveyor::DeviceStats& st) override {
+    st.gpu_decoded += decoded_;
+    st.gpu_decode_call_seconds += call_seconds_;
+    st.gpu_decode_calls += calls_;
+  }
+
+ private:
+  [[nodiscard]] conveyor::JpegJob job(const conveyor::StepContext& s, std::size_t pos) const {
+    conveyor::JpegJob j;
+    std::memcpy(&j, c_.layout.one_sided(s.host_arena) + spec_.layout.job_offset(pos), sizeof j);
+    return j;
+  }
+  void decode(const conveyor::StepContext& s, std::span<const std::size_t> positions) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::byte* host = c_.layout.one_sided(s.host_arena);
     auto* windows = const_cast<std::byte*>(c_.layout.one_sided(s.arena));  // the device section is this step's
     const conveyor::JpegOffloadLayout& L = spec_.layout;
     std::size_t n = 0;
-    for (std::size_t pos = 0; pos < s.count; ++pos) {
-      conveyor::JpegJob j;
-      std::memcpy(&j, host + L.job_offset(pos), sizeof j);
+    for (const std::size_t pos : positions) {
+      const conveyor::JpegJob j = job(s, pos);
       if (j.file_bytes == 0) continue;
       try {
         decoder_.read_header(std::span(host + L.file_offset(pos), j.file_bytes));
@@ -231,17 +267,11 @@ class HostDecodeJpegs final : public conveyor::DeviceStep {
     call_seconds_ += seconds;
     calls_.add(double(n), seconds);
   }
-  void produce(const conveyor::StepContext&) override {}
-  void add_stats(conveyor::DeviceStats& st) override {
-    st.gpu_decoded += decoded_;
-    st.gpu_decode_call_seconds += call_seconds_;
-    st.gpu_decode_calls += calls_;
-  }
 
- private:
   conveyor::DecodeJpegs spec_;
   conveyor::DeviceStepConfig c_;
   conveyor::ImageDecoder decoder_;
+  conveyor::BatchParts parts_;
   std::uint64_t decoded_ = 0;
   double call_seconds_ = 0;
   conveyor::LinearFit calls_;

@@ -13,7 +13,8 @@
 /// and the pixel-program kernel after it where the transform has pixel transforms).
 ///
 ///   worker threads   ──write pinned arena (labels, plans, regions)──────────────────────────────
-///   LOAD stream      wait ready[s], released[s][*] ─ H2D arena ─ steps' after_upload ─ record uploaded[s]
+///   LOAD stream      (steps' on_part, as the batch fills) ─ wait ready[s], released[s][*] ─ H2D arena ─
+///                    steps' after_upload ─ record uploaded[s]
 ///   AUGMENT stream   (greatest priority)        wait uploaded[s], released[s][*] ─ steps' produce ─ record ready[s]
 ///   consumer streams                                  wait ready[s] ─ user's work ─ record released[s][k]
 ///   (the pipeline's stream, and each other one `Batch::wait_async` handed the batch to: up to
@@ -53,6 +54,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,6 +78,7 @@ class CudaBackend final : public DeviceBackend {
     for (const DeviceStepSpec& spec : c.steps) {
       steps_.push_back(spec.make(step_config));
       writes_on_call_ = writes_on_call_ || steps_.back()->writes_on_call();
+      parts_ = parts_ || steps_.back()->takes_parts();
     }
     slots_.reserve(c.slots);
     for (std::size_t i = 0; i < c.slots; ++i) slots_.push_back(std::make_unique<Slot>(c));
@@ -106,14 +109,29 @@ class CudaBackend final : public DeviceBackend {
     }
   }
 
-  void submit(std::size_t slot, std::size_t count, std::size_t bytes) override {
+  [[nodiscard]] bool takes_parts() const noexcept override { return parts_; }
+
+  void submit_part(std::size_t slot, std::uint64_t fill, std::size_t count, std::span<const std::size_t> positions) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    DeviceGuard guard(c_.device);
+    std::lock_guard lock(submit_mutex_);
+    detail::NvtxRange range("part");
+    Slot& s = *slots_[slot];
+    before_writes(s, fill);
+    const StepContext step{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), load_->get(), fill};
+    for (const auto& st : steps_)
+      if (st->takes_parts()) st->on_part(step, positions);
+    stats_.submit_seconds += seconds_since(t0);
+  }
+
+  void submit(std::size_t slot, std::uint64_t fill, std::size_t count, std::size_t bytes) override {
     const auto t0 = std::chrono::steady_clock::now();
     DeviceGuard guard(c_.device);
     std::lock_guard lock(submit_mutex_);
     Slot& s = *slots_[slot];
     collect_timing(s);
     const StreamRef load = *load_, augment = *augment_;
-    StepContext step{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), load.get()};
+    StepContext step{slot, count, s.arena.data(), s.pinned.data(), s.output.data(), load.get(), fill};
     const std::size_t released = s.consumed();
     {
       detail::NvtxRange range("h2d");
@@ -122,12 +140,7 @@ class CudaBackend final : public DeviceBackend {
       s.h2d_start.record(load);
       CONVEYOR_CUDA_TRY(cudaMemcpyAsync(s.arena.data(), s.pinned.data(), bytes, cudaMemcpyHostToDevice, load.get()));
       s.h2d_end.record(load);
-      // A step writing when called ignores the load stream's wait for the last kernel on this
-      // arena: wait for it here (it ran `prefetch` batches ago, so this rarely blocks).
-      if (writes_on_call_) {
-        const EventRef last_kernel = s.ready;
-        last_kernel.synchronize();
-      }
+      before_writes(s, fill);
       for (const auto& st : steps_) st->after_upload(step);
       s.uploaded.record(load);
     }
@@ -238,6 +251,7 @@ class CudaBackend final : public DeviceBackend {
     std::size_t released_count = 0;  // released[0, released_count) were recorded at the last release
     TimedEvent h2d_start, h2d_end, kernel_start, kernel_end;
     bool timing_pending = false;  // a copy and kernel not yet timed; guarded by submit_mutex_
+    std::uint64_t writes_fill = ~std::uint64_t{0};  // the batch whose steps may write (its last kernel waited for)
   };
 
   /// Frees what `copy_out` made, after the work queued on its stream so far (on its device: the
@@ -248,6 +262,16 @@ class CudaBackend final : public DeviceBackend {
       if (cudaFreeAsync(data, stream) != cudaSuccess) (void)cudaGetLastError();  // no later call is blamed
     } catch (...) {  // a deleter does not throw; a failed device has nothing left to free
     }
+  }
+
+  /// Before the first step call of batch `fill` in `s`: a step writing when called ignores the
+  /// load stream's wait for the last kernel on this arena, so wait for it here (it ran `prefetch`
+  /// batches ago, so this rarely blocks).
+  void before_writes(Slot& s, std::uint64_t fill) {
+    if (!writes_on_call_ || s.writes_fill == fill) return;
+    const EventRef last_kernel = s.ready;
+    last_kernel.synchronize();
+    s.writes_fill = fill;
   }
 
   /// Keeps the exception being handled, if it is the first, for failure().
@@ -273,6 +297,7 @@ class CudaBackend final : public DeviceBackend {
   std::optional<Stream> augment_;
   std::vector<std::unique_ptr<DeviceStep>> steps_;
   bool writes_on_call_ = false;  // a step's after_upload needs the slot's last kernel done
+  bool parts_ = false;           // a step takes parts of a batch
   std::vector<std::unique_ptr<Slot>> slots_;
   std::mutex submit_mutex_;  // submit() and stats(): the stager and the consumer
   DeviceStats stats_;

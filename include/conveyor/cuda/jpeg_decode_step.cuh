@@ -1,17 +1,19 @@
 #pragma once
 /// @file
 /// The CUDA implementation of `DecodeJpegs`: the slot's JPEG jobs (device/jpeg_offload.hpp) go to
-/// the hardware JPEG engines in one batched nvJPEG call on the load stream, each decoding its
-/// window (nvJPEG's region of interest) into its place in the slot's device section, with
+/// the hardware JPEG engines in batched nvJPEG calls on the load stream — one of `part_images` jobs
+/// whenever that many are staged while the batch fills (`on_part`), one for the rest once it is
+/// complete — each decoding its window (nvJPEG's region of interest) into its place in the slot's
+/// device section, with
 /// interpolated chroma upsampling (libjpeg-turbo's "fancy" upsampling, which the CPU path uses) or,
 /// where the spec asks, replicated chroma (nvJPEG's default: a third to a half of the host time a call).
 /// Included by cuda/backend.cuh in builds with nvJPEG (CONVEYOR_WITH_NVJPEG), which registers it.
 ///
 /// The engines write their output when the call is made, not when the stream reaches it (a
 /// `cudaStreamWaitEvent` before the call does not hold them back), so the step says
-/// `writes_on_call` and the backend waits on the host for the slot's last kernel first. The files
-/// are read from the slot's pinned section, which the workers refill only after the slot's
-/// `uploaded` event, recorded after this call on the same stream.
+/// `writes_on_call` and the backend waits on the host for the slot's last kernel before a batch's
+/// first call. The files are read from the slot's pinned section, which the workers refill only
+/// after the slot's `uploaded` event, recorded after these calls on the same stream.
 ///
 /// A batch the engines refuse is decoded one file at a time, and a file they refuse alone is
 /// decoded by libjpeg-turbo on this thread and copied into place (counted as a fallback); a file
@@ -28,11 +30,13 @@
 #include <conveyor/cuda/buffer.hpp>
 #include <conveyor/cuda/error.hpp>
 #include <conveyor/cuda/stream.hpp>
+#include <conveyor/device/batch_parts.hpp>
 #include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/device/step.hpp>
 #include <conveyor/io/image_decoder.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -55,7 +59,8 @@ inline void check_nvjpeg(nvjpegStatus_t status, const char* call) {
 class JpegDecodeStep final : public DeviceStep {
  public:
   JpegDecodeStep(const DecodeJpegs& spec, const DeviceStepConfig& c)
-      : spec_(spec), c_(c), outputs_(new nvjpegImage_t[c.batch_size]), timing_(c.slots), cpu_(spec.decode) {
+      : spec_(spec), c_(c), outputs_(new nvjpegImage_t[c.batch_size]), timing_(c.slots), parts_(c.slots, c.batch_size),
+        cpu_(spec.decode) {
     const unsigned flags = spec.interpolated_upsampling ? NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION : NVJPEG_FLAGS_DEFAULT;
     const nvjpegStatus_t made = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, flags, &handle_);
     if (made != NVJPEG_STATUS_SUCCESS)
@@ -85,23 +90,23 @@ class JpegDecodeStep final : public DeviceStep {
   ~JpegDecodeStep() override { release(); }
 
   [[nodiscard]] bool writes_on_call() const noexcept override { return true; }
+  [[nodiscard]] bool takes_parts() const noexcept override { return spec_.part_images > 0; }
+
+  void on_part(const StepContext& s, std::span<const std::size_t> positions) override {
+    staged_.clear();
+    const std::byte* host = c_.layout.one_sided(s.host_arena);
+    for (const std::size_t pos : positions)
+      if (job_at(host, pos).file_bytes != 0) staged_.push_back(pos);
+    run(s, parts_.part(s.slot, s.fill, staged_, spec_.part_images));
+  }
 
   void after_upload(const StepContext& s) override {
-    collect(s.slot);
-    gather(s);
-    if (jobs_.empty()) return;
-    const StreamRef stream(s.stream);
+    run(s, parts_.rest(s.slot, s.fill, s.count));
     Timing& t = timing_[s.slot];
-    t.start.record(stream);
-    const int n = static_cast<int>(jobs_.size());
-    const double before = call_seconds_;
-    if (decode(0, n, s.stream) == NVJPEG_STATUS_SUCCESS)
-      calls_.add(n, call_seconds_ - before);
-    else
-      decode_one_by_one(s);
-    t.end.record(stream);
-    t.pending = true;
-    decoded_ += jobs_.size();
+    if (t.fill == s.fill && t.started) {
+      t.end.record(StreamRef(s.stream));
+      t.pending = true;
+    }
   }
   void produce(const StepContext&) override {}
 
@@ -117,7 +122,9 @@ class JpegDecodeStep final : public DeviceStep {
  private:
   struct Timing {
     TimedEvent start, end;
-    bool pending = false;
+    std::uint64_t fill = 0;  // the batch `started` speaks of
+    bool started = false;    // its first call is made
+    bool pending = false;    // its end is recorded, not yet counted
   };
   /// One job's inputs and output, gathered from the slot's sections.
   struct Job {
@@ -127,15 +134,41 @@ class JpegDecodeStep final : public DeviceStep {
     JpegJob job{};
   };
 
-  /// The slot's jobs, in batch order.
-  void gather(const StepContext& s) {
+  [[nodiscard]] JpegJob job_at(const std::byte* host, std::size_t pos) const noexcept {
+    JpegJob j;
+    std::memcpy(&j, host + spec_.layout.job_offset(pos), sizeof j);
+    return j;
+  }
+
+  /// Decodes the jobs at `positions` of the batch (those with none are skipped), the batch's
+  /// decode time starting at its first call.
+  void run(const StepContext& s, std::span<const std::size_t> positions) {
+    gather(s, positions);
+    if (jobs_.empty()) return;
+    Timing& t = timing_[s.slot];
+    if (t.fill != s.fill || !t.started) {
+      collect(s.slot);  // the slot's last batch: its kernel, after its decode, is done
+      t.fill = s.fill;
+      t.started = true;
+      t.start.record(StreamRef(s.stream));
+    }
+    const int n = static_cast<int>(jobs_.size());
+    const double before = call_seconds_;
+    if (decode(0, n, s.stream) == NVJPEG_STATUS_SUCCESS)
+      calls_.add(n, call_seconds_ - before);
+    else
+      decode_one_by_one(s);
+    decoded_ += jobs_.size();
+  }
+
+  /// The jobs at `positions`, in that order.
+  void gather(const StepContext& s, std::span<const std::size_t> positions) {
     const std::byte* host = c_.layout.one_sided(s.host_arena);
     auto* dev = const_cast<std::byte*>(c_.layout.one_sided(s.arena));  // the device section is this step's to write
     const JpegOffloadLayout& L = spec_.layout;
     jobs_.clear();
-    for (std::size_t pos = 0; pos < s.count; ++pos) {
-      JpegJob j;
-      std::memcpy(&j, host + L.job_offset(pos), sizeof j);
+    for (const std::size_t pos : positions) {
+      const JpegJob j = job_at(host, pos);
       if (j.file_bytes == 0) continue;
       Job job;
       job.file = reinterpret_cast<const unsigned char*>(host + L.file_offset(pos));
@@ -205,7 +238,7 @@ class JpegDecodeStep final : public DeviceStep {
   void collect(std::size_t slot) {
     Timing& t = timing_[slot];
     if (!t.pending || !t.end.ready()) return;
-    t.pending = false;
+    t.pending = t.started = false;
     seconds_ += 1e-3 * t.end.elapsed_ms_since(t.start);
   }
 
@@ -225,6 +258,8 @@ class JpegDecodeStep final : public DeviceStep {
   nvjpegJpegState_t state_ = nullptr;  // one: only the stager thread decodes
   std::vector<nvjpegDecodeParams_t> params_;
   int batch_ = 0;  // the size the state is initialised for (0: none)
+  BatchParts parts_;
+  std::vector<std::size_t> staged_;  // a part's positions with jobs
   std::vector<Job> jobs_;
   std::vector<const unsigned char*> files_;
   std::vector<std::size_t> lengths_;

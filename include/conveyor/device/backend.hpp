@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <span>
 #include <vector>
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*; declared here so no CUDA header is needed
@@ -53,7 +54,14 @@ class DeviceBackend {
   /// A device failure is kept for `failure()`: it is the pipeline's, not the waiting sample's.
   virtual void wait_uploaded(std::size_t slot) noexcept = 0;
   /// Uploads `bytes` of `slot`'s arena and runs the steps over its `count` samples (stager thread).
-  virtual void submit(std::size_t slot, std::size_t count, std::size_t bytes) = 0;
+  /// `fill` names the batch (the same in its parts).
+  virtual void submit(std::size_t slot, std::uint64_t fill, std::size_t count, std::size_t bytes) = 0;
+  /// Whether a step starts work on a batch before it is complete (`submit_part`).
+  [[nodiscard]] virtual bool takes_parts() const noexcept { return false; }
+  /// Hands the steps that take parts `positions` of `slot`'s batch `fill` (of `count` samples),
+  /// whose pinned bytes are final, before the batch is complete (stager thread).
+  virtual void submit_part(std::size_t /*slot*/, std::uint64_t /*fill*/, std::size_t /*count*/,
+                           std::span<const std::size_t> /*positions*/) {}
   /// Orders `stream` (nullptr: the pipeline's consumer stream) after `slot`'s output, with no host
   /// wait, and adds it to the streams `release` is ordered after. Thread-safe per slot.
   /// @throws Error past the backend's bound on streams per batch.

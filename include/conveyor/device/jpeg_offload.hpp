@@ -14,8 +14,9 @@
 ///   host (pinned, not uploaded)   [jobs: batch x JpegJob][files: batch x max_file_bytes]
 ///   device (never uploaded)       [windows: batch x max_window_bytes]
 /// A worker that sends sample p writes its job and copies its file to place p, and plans the fused
-/// kernel to read the window at place p; the step decodes every job of the slot in one batched
-/// call once the slot is uploaded.
+/// kernel to read the window at place p; the step decodes the slot's jobs in batched calls, each
+/// of `DecodeJpegs::part_images` jobs as soon as that many are staged, the rest once the slot is
+/// uploaded.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/rng.hpp>
@@ -171,6 +172,9 @@ struct DecodeJpegs {
   JpegOffloadLayout layout{};
   DecodeOptions decode{};  ///< for the CPU fallback of a file the engines refuse
   bool interpolated_upsampling = true;  ///< nvJPEG's interpolated chroma upsampling, else replicated
+  /// Jobs of a batch not yet complete that make one call as soon as they are staged (0: one call
+  /// per batch, once it is uploaded).
+  std::size_t part_images = 0;
 };
 
 }  // namespace v0

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -58,6 +59,7 @@ struct StepContext {
   const std::byte* host_arena = nullptr;  ///< its pinned twin, as the workers filled it
   void* output = nullptr;         ///< the slot's output tensor (count x sample_bytes)
   CUstream_st* stream = nullptr;  ///< where the phase's work goes
+  std::uint64_t fill = 0;         ///< names the slot's batch: parts and the submit of one batch share it
 };
 
 /// A backend's implementation of one spec. Its phases are called by the pipeline's stager thread,
@@ -65,10 +67,16 @@ struct StepContext {
 ///   after_upload  on the load stream, after the arena's copy and before the augment stream may
 ///                 start (tables the next phase reads);
 ///   produce       on the augment stream: the batch's output.
+/// A step that `takes_parts` also has `on_part` called, before its batch is complete, for positions
+/// whose pinned bytes are final (their samples are prepared), on the load stream; its
+/// `after_upload` then does what the parts of the same `fill` left.
 class DeviceStep {
  public:
   virtual ~DeviceStep() = default;
   virtual void after_upload(const StepContext&) {}
+  /// `s.count` is the batch's size; `positions` the prepared ones not given to a part before.
+  virtual void on_part(const StepContext& /*s*/, std::span<const std::size_t> /*positions*/) {}
+  [[nodiscard]] virtual bool takes_parts() const noexcept { return false; }
   virtual void produce(const StepContext&) = 0;
   /// True for a step whose `after_upload` writes device memory when it is called rather than in
   /// stream order (the hardware JPEG decoder does): the backend then waits on the host until the

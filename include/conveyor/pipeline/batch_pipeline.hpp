@@ -294,8 +294,12 @@ class BatchPipeline {
     if (mixing_) mixing_->reserve(*ring_, o_.batch_size);
     name_stages();
     const bool staged = work.placement == DeviceWork::Placement::staged;
+    // With parts, the stager hears of every half a call's worth of prepared samples.
+    const std::size_t part = on_device && ring_->device->takes_parts()
+                                 ? std::max<std::size_t>(1, std::min(o_.gpu_part_images, o_.batch_size) / 2)
+                                 : 0;
     schedule_.emplace(*ring_, o_.batch_size, o_.drop_last, layout_.data_bytes(), staged ? work.reserve : 0,
-                      mixing_.has_value());
+                      mixing_.has_value(), part);
     prep_.emplace(*dataset_, transform_, o_, layout_, work.placement, offload_);
     gpu_share_ = offload_ ? detail::first_gpu_share(o_) : 0.0;
     if (on_device) feeder_.emplace(*ring_, *schedule_, layout_, staged ? 0 : spec_.bytes());

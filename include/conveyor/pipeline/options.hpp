@@ -112,6 +112,10 @@ struct PipelineOptions {
   /// The device decoder's chroma upsampling, within the tolerance README's exactness table states
   /// for each.
   ChromaUpsampling gpu_upsampling = ChromaUpsampling::interpolated;
+  /// The device decoder's calls: each takes this many JPEGs of a batch as soon as the workers have
+  /// staged them, so the engines work while the batch fills; what is left goes in one call when
+  /// the batch is complete. 0: one call per batch, when it is complete.
+  std::size_t gpu_part_images = 64;
   /// What is done to each finished batch: MixUp, CutMix or a choice of them (torchvision's
   /// `v2.RandomChoice([MixUp(...), CutMix(...)])` after the DataLoader), drawn from (seed, epoch,
   /// batch number); the batch's `targets()` are then float32 soft targets [N, num_classes]. On the

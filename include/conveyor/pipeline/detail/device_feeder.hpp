@@ -1,7 +1,9 @@
 #pragma once
 /// @file
 /// The device side of a pipeline: the stager thread submits each filled slot to the backend in
-/// batch order (upload, then the transform's device steps), and the first device failure is kept:
+/// batch order (upload, then the transform's device steps) and, where the backend takes parts,
+/// hands it the prepared samples of slots still filling, a part at a time, between submissions
+/// (the engines decode them while the rest of the batch is prepared); the first device failure is kept:
 /// a CUDA failure poisons the context, so the pipeline stays failed and says why. A `SampleError`
 /// from a device step (a file its decoder and the CPU's both refuse) fails only its batch. Before
 /// each upload the slot's arena guard is checked (`SlotLayout::write_guard`): a sample written past
@@ -18,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace conveyor {
 inline namespace v0 {
@@ -33,8 +36,12 @@ class DeviceFeeder {
   void run(const bool& stop) {
     std::unique_lock lock(ring_.mutex);
     for (;;) {
-      ring_.done.wait(lock, [&] { return stop || schedule_.next_filled() >= 0; });
+      ring_.done.wait(lock, [&] { return stop || schedule_.next_filled() >= 0 || schedule_.next_part() >= 0; });
       if (stop) return;
+      if (schedule_.next_filled() < 0) {
+        submit_part(lock, static_cast<std::size_t>(schedule_.next_part()));
+        continue;
+      }
       const auto index = static_cast<std::size_t>(schedule_.next_filled());
       Slot& s = ring_.slots[index];
       if (!failure_ && !layout_.guard_intact(ring_.device->host_arena(index)))
@@ -48,7 +55,7 @@ class DeviceFeeder {
         lock.unlock();
         bool sample_only = false;
         try {
-          ring_.device->submit(index, s.count, bytes);
+          ring_.device->submit(index, s.fill, s.count, bytes);
         } catch (const SampleError&) {  // a file a device step could not decode: its batch's failure
           error = std::current_exception();
           sample_only = true;
@@ -78,11 +85,40 @@ class DeviceFeeder {
   void fail(std::exception_ptr e) noexcept { failure_ = std::move(e); }
 
  private:
+  /// Hands the device the prepared samples of the filling slot `index` it has not had yet. A
+  /// failure there is its batch's (a file the device and the CPU refuse) or the pipeline's, as
+  /// in a submission.
+  void submit_part(std::unique_lock<std::mutex>& lock, std::size_t index) {
+    Slot& s = ring_.slots[index];
+    part_.assign(s.prepared.begin() + static_cast<std::ptrdiff_t>(s.parts_sent), s.prepared.end());
+    s.parts_sent = s.prepared.size();
+    if (failure_) return;
+    busy_ = true;
+    const std::uint64_t fill = s.fill;
+    const std::size_t count = s.count;
+    lock.unlock();
+    std::exception_ptr error;
+    bool sample_only = false;
+    try {
+      ring_.device->submit_part(index, fill, count, part_);
+    } catch (const SampleError&) {
+      error = std::current_exception();
+      sample_only = true;
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    busy_ = false;
+    if (error && !sample_only) failure_ = error;
+    if (error && !s.error) s.error = error;  // the batch fails at its turn, with no submission
+  }
+
   Ring& ring_;
   Schedule& schedule_;
   const SlotLayout layout_;
   const std::size_t fixed_;
   bool busy_ = false;
+  std::vector<std::size_t> part_;  // the positions of the part being handed over
   std::exception_ptr failure_;
 };
 

@@ -54,7 +54,7 @@ inline void validate_decode_options(const PipelineOptions& o) {
   const std::size_t window = o.gpu_max_window_pixels ? 3 * o.gpu_max_window_pixels : work.jpeg_staging->max_window_bytes;
   const JpegOffloadLayout layout{o.batch_size, o.gpu_max_file_bytes, window};
   work.steps.insert(work.steps.begin(),
-                    DeviceStepSpec::of(DecodeJpegs{layout, work.jpeg_staging->decode, interpolates_chroma(o)}));
+                    DeviceStepSpec::of(DecodeJpegs{layout, work.jpeg_staging->decode, interpolates_chroma(o), o.gpu_part_images}));
   return layout;
 }
 

@@ -54,6 +54,9 @@ struct Slot {
   std::uint64_t batch = 0;
   std::size_t count = 0;    // samples in the batch
   std::size_t pending = 0;  // samples not prepared yet
+  std::uint64_t fill = 0;   // names this batch in this slot, unique in the pipeline (a device's parts)
+  std::vector<std::size_t> prepared;  // positions prepared, in the order they were (with parts)
+  std::size_t parts_sent = 0;          // of `prepared`, those the stager handed the device
   std::exception_ptr error;  // the failure of the earliest failed position
   std::size_t error_pos = 0;
   std::atomic<int> holders{0};  // Batch copies alive for the handed batch
@@ -65,6 +68,7 @@ struct Ring {
       if (host_output) s.images = HostBuffer(batch_size * spec.bytes());
       s.labels.resize(batch_size);
       s.indices.resize(batch_size);
+      s.prepared.reserve(batch_size);
     }
   }
 

@@ -46,11 +46,12 @@ class Schedule {
  public:
   /// `arena_reserve`: bytes each sample is guaranteed in a device slot's data section, which
   /// `data_bytes` long (both 0 on the CPU backend). `mixes`: a batch transform mixes each batch once
-  /// its samples are prepared (the CPU backend's).
+  /// its samples are prepared (the CPU backend's). `part`: a device takes a batch in parts, the
+  /// stager hearing of every `part` prepared samples (0: no parts).
   Schedule(Ring& ring, std::size_t batch_size, bool drop_last, std::size_t data_bytes, std::size_t arena_reserve,
-           bool mixes = false)
+           bool mixes = false, std::size_t part = 0)
       : ring_(ring), batch_size_(batch_size), drop_last_(drop_last), data_bytes_(data_bytes), reserve_(arena_reserve),
-        mixes_(mixes) {}
+        mixes_(mixes), part_(part) {}
 
   /// Starts epoch `epoch` over `order` at batch `first` (at most the epoch's end); returns it.
   std::uint64_t start(std::vector<std::uint64_t> order, std::uint64_t epoch, std::uint64_t first) {
@@ -130,6 +131,9 @@ class Schedule {
       s.epoch = epoch_;
       s.batch = next_batch_;
       s.count = s.pending = samples_in(next_batch_);
+      s.fill = ++fills_;
+      s.prepared.clear();
+      s.parts_sent = 0;
       s.error = nullptr;
       s.skipped.clear();
       s.skipped_pos.clear();
@@ -163,6 +167,11 @@ class Schedule {
       s.skipped.insert(s.skipped.begin() + (at - s.skipped_pos.begin()), std::move(*out.skipped));
       s.skipped_pos.insert(at, t.pos);
     }
+    bool part = false;
+    if (part_ && !out.error) {
+      s.prepared.push_back(t.pos);
+      part = s.prepared.size() - s.parts_sent == part_;
+    }
     if (--s.pending == 0 && mixes_ && !s.error) {
       s.state = SlotState::mixing;
       s.mix_chunks = s.mix_next = s.mix_pending = 0;
@@ -170,7 +179,7 @@ class Schedule {
     }
     --in_flight_;
     if (s.pending == 0) s.state = ring_.device ? SlotState::filled : SlotState::ready;
-    return s.pending == 0 || in_flight_ == 0;
+    return s.pending == 0 || in_flight_ == 0 || part;
   }
 
   /// Whether `t`, just finished, left its batch to be cut into chunks by the caller.
@@ -198,6 +207,19 @@ class Schedule {
   [[nodiscard]] int next_filled() const noexcept { return live_ ? find(SlotState::filled, next_stage_) : -1; }
   /// The stager is done with that batch.
   void staged() noexcept { ++next_stage_; }
+  /// The slot of the earliest batch still filling, not yet staged, with a part's worth of prepared
+  /// samples the stager has not handed the device, or -1.
+  [[nodiscard]] int next_part() const noexcept {
+    if (!part_ || !live_) return -1;
+    int best = -1;
+    for (std::size_t i = 0; i < ring_.slots.size(); ++i) {
+      const Slot& s = ring_.slots[i];
+      if (s.state == SlotState::filling && s.epoch == epoch_ && s.batch >= next_stage_ && !s.error &&
+          s.prepared.size() - s.parts_sent >= part_ && (best < 0 || s.batch < ring_.slots[std::size_t(best)].batch))
+        best = static_cast<int>(i);
+    }
+    return best;
+  }
 
  private:
   [[nodiscard]] std::size_t samples_in(std::uint64_t batch) const noexcept {
@@ -209,6 +231,8 @@ class Schedule {
   const bool drop_last_;
   const std::size_t data_bytes_, reserve_;
   const bool mixes_;
+  const std::size_t part_;
+  std::uint64_t fills_ = 0;  // slots claimed so far: each claim's `Slot::fill`
   bool live_ = false;
   bool stopped_ = false;  // the loop ended early: no chunk is mixed any more
   std::uint64_t epoch_ = 0;  // the live epoch's
