@@ -21,7 +21,8 @@
 # JPEG files, tar shards, TFRecords and PNG files (CUDA and CPU backends);
 # decode (part of perf): GPU JPEG decoding: its tests (and under compute-sanitizer), the engines'
 # ceiling alone, img/s and CPU core-seconds per image for decode cpu, gpu and auto at 1, 2, 4, 8
-# and 16 workers, and torchvision's decode_jpeg(device="cuda") with v2 transforms beside them;
+# and 16 workers, torchvision's decode_jpeg(device="cuda") with v2 transforms beside them, and
+# NVIDIA DALI's mixed decoder against decode auto and cpu in one interleaved run (where installed);
 # serve (part of perf): the request path: its GPU tests (and under memcheck), conveyor-latency
 # for requests of 1, 8 and 32 images from 1 and 32 clients, torchvision's PIL and
 # decode_jpeg(device="cuda") paths beside them, and a soak of 100,000 requests;
@@ -316,12 +317,12 @@ elif want formats; then
 fi
 
 # GPU JPEG decoding: the tests, a check for nvJPEG's stall, the engines alone, then the curve
-# (below), torchvision's GPU path, and the tests again under the sanitizers (without the photo
-# test). The curve: img/s and CPU core-seconds per image (user + system time of the whole process
-# over its images) for decode cpu, gpu and auto at each worker count (gpu and auto also with
-# replicated chroma upsampling), bf16 NCHW, batch 256, 3 epochs, prefetch 6 (the slots GPU
-# decoding wants; README), with the share of the wall time the stager thread spent submitting (it
-# waits in the engines' call).
+# (below), torchvision's GPU path and DALI's, and the tests again under the sanitizers (without the
+# photo test). The curve: img/s and CPU core-seconds per image (user + system time of the whole
+# process over its images) for decode cpu, gpu and auto at each worker count (gpu and auto also with
+# replicated chroma upsampling), bf16 NCHW, batch 256, 3 epochs, prefetch 6 (the slots GPU decoding
+# wants; README), with the share of the wall time the stager thread spent submitting (it waits in
+# the engines' call).
 if want decode && [ ! -d "$inet" ]; then
   not_run decode "no ImageNet-like set"
 elif want decode; then
@@ -377,6 +378,18 @@ elif want decode; then
   else
     step torchvision_gpu_decode env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/torchvision_gpu_decode.py --data "$inet"
     result[torchvision_gpu_decode]="${result[torchvision_gpu_decode]} $(tail -n 1 "$logs/torchvision_gpu_decode.log")"
+  fi
+  # DALI's mixed decoder (hw_decoder_load 0.65 and 0.9, jpeg_fancy_upsampling) against decode auto
+  # (replicated and interpolated chroma) and cpu, 4 and 16 threads, 5 epochs, 2 rounds interleaved,
+  # the engines alone in each round; DALI's rows say "not installed" where it is not
+  # (benchmarks/README.md: how its wheel reaches this machine).
+  if [ -z "$torch_prefix" ]; then
+    not_run compare_dali_decode "PyTorch not found by python3"
+  else
+    nvjpeg=()
+    [ -x "$build/benchmarks/bench_nvjpeg" ] && nvjpeg=(--nvjpeg "$build/benchmarks/bench_nvjpeg")
+    step compare_dali_decode env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/dali_decode.py --data "$inet" \
+      --bench "$bench" "${nvjpeg[@]}"
   fi
   # racecheck instruments conveyor's kernels only: over nvJPEG's own it takes more than 100 s a
   # test case (measured on the H200), and those are not ours to fix.
@@ -463,6 +476,7 @@ fi
   cat "$out/decode_curve.md" 2> /dev/null
   grep -E 'img/s$' "$logs/bench_nvjpeg.log" 2> /dev/null
   grep -h 'jpeg (device)' "$logs"/decode_*.log 2> /dev/null | head -n 3
+  grep '^|' "$logs/compare_dali_decode.log" 2> /dev/null
   echo
   cat "$logs"/latency_*.log 2> /dev/null | grep -E 'size [0-9]+, clients'
   cat "$logs/soak.log" 2> /dev/null
