@@ -5,7 +5,8 @@
 //                         [--dense | --native] [--png]
 //
 // Image i is a random crop of one photo (class k draws from photos p with p % K == k, so the
-// classes are learnable), rescaled (antialiased) to ImageNet's size distribution (long side 500 px
+// classes are learnable; with more classes than photos every class draws from all of them, and
+// the labels carry nothing to learn: a throughput set, and the tool says so), rescaled (antialiased) to ImageNet's size distribution (long side 500 px
 // for 40%, 160..499 for 50%, 500..1500 for 10%; aspect 4:3, 3:2, 1:1, 16:9 or 5:4, 22% portrait)
 // (never upscaled: a crop smaller than its target keeps its size; mean about 390 x 330) and
 // encoded like ImageNet's files (quality 75..95; 88% 4:2:0, 10% 4:4:4, 2% 4:2:2; 5% progressive;
@@ -253,6 +254,8 @@ int main(int argc, char** argv) {
     std::printf("%d images in %d classes from %zu photos: mean %.3f megapixels, %.1f KB, %.2f bits per pixel\n",
                 a.count, a.classes, photos.size(), double(pixels) / a.count / 1e6, double(bytes) / a.count / 1024,
                 8.0 * double(bytes) / double(pixels));
+    if (a.classes > static_cast<int>(photos.size()))
+      std::printf("more classes than photos: every class draws from all of them, so the labels are not learnable\n");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conveyor-make-dataset: %s\n", e.what());

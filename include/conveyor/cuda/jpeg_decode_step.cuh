@@ -1,12 +1,12 @@
 #pragma once
 /// @file
 /// The CUDA implementation of `DecodeJpegs`: the slot's JPEG jobs (device/jpeg_offload.hpp) go to
-/// the hardware JPEG engines in batched nvJPEG calls on the load stream — one of `part_images` jobs
-/// whenever that many are staged while the batch fills (`on_part`), one for the rest once it is
-/// complete — each decoding its window (nvJPEG's region of interest) into its place in the slot's
-/// device section, with
-/// interpolated chroma upsampling (libjpeg-turbo's "fancy" upsampling, which the CPU path uses) or,
-/// where the spec asks, replicated chroma (nvJPEG's default: a third to a half of the host time a call).
+/// the hardware JPEG engines in a batched nvJPEG call on the load stream once the batch is complete
+/// (with `part_images`, also one of that many jobs whenever they are staged while the batch fills:
+/// `on_part`), each decoding its window (nvJPEG's region of interest) into its place in the slot's
+/// device section, with interpolated chroma upsampling (libjpeg-turbo's "fancy" upsampling, which
+/// the CPU path uses) or, where the spec asks, replicated chroma (nvJPEG's default: a third to a
+/// half of the host time a call).
 /// Included by cuda/backend.cuh in builds with nvJPEG (CONVEYOR_WITH_NVJPEG), which registers it.
 ///
 /// The engines write their output when the call is made, not when the stream reaches it (a

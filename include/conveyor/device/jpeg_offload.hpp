@@ -14,9 +14,9 @@
 ///   host (pinned, not uploaded)   [jobs: batch x JpegJob][files: batch x max_file_bytes]
 ///   device (never uploaded)       [windows: batch x max_window_bytes]
 /// A worker that sends sample p writes its job and copies its file to place p, and plans the fused
-/// kernel to read the window at place p; the step decodes the slot's jobs in batched calls, each
-/// of `DecodeJpegs::part_images` jobs as soon as that many are staged, the rest once the slot is
-/// uploaded.
+/// kernel to read the window at place p; the step decodes the slot's jobs in one batched call
+/// once the slot is uploaded, or (`DecodeJpegs::part_images`) in calls of that many jobs as soon
+/// as they are staged, the rest once the slot is uploaded.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/rng.hpp>

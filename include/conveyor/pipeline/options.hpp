@@ -112,10 +112,13 @@ struct PipelineOptions {
   /// The device decoder's chroma upsampling, within the tolerance README's exactness table states
   /// for each.
   ChromaUpsampling gpu_upsampling = ChromaUpsampling::interpolated;
-  /// The device decoder's calls: each takes this many JPEGs of a batch as soon as the workers have
-  /// staged them, so the engines work while the batch fills; what is left goes in one call when
-  /// the batch is complete. 0: one call per batch, when it is complete.
-  std::size_t gpu_part_images = 64;
+  /// The device decoder's calls in parts: each takes this many JPEGs of a batch as soon as the
+  /// workers have staged them, so the engines work while the batch fills; what is left goes in one
+  /// call when the batch is complete. 0 (the default): one call per batch, when it is complete.
+  /// Measured on an H100 (benchmarks/RESULTS.md), parts of 64 gained nothing at 16 workers and
+  /// cost about 5 % at 4 with interpolated chroma (a call's fixed cost, paid four times a batch):
+  /// with several slots the stager always has a complete batch to decode.
+  std::size_t gpu_part_images = 0;
   /// What is done to each finished batch: MixUp, CutMix or a choice of them (torchvision's
   /// `v2.RandomChoice([MixUp(...), CutMix(...)])` after the DataLoader), drawn from (seed, epoch,
   /// batch number); the batch's `targets()` are then float32 soft targets [N, num_classes]. On the
