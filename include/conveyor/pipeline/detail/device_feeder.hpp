@@ -50,21 +50,10 @@ class DeviceFeeder {
             "'s pinned arena (" + std::to_string(layout_.data_bytes()) + " bytes): its guard changed"));
       std::exception_ptr error = s.error ? nullptr : failure_;
       if (!s.error && !failure_) {
-        busy_ = true;
         const std::size_t bytes = layout_.upload_bytes(fixed_ ? s.count * fixed_ : s.arena.used());
-        lock.unlock();
-        bool sample_only = false;
-        try {
-          ring_.device->submit(index, s.fill, s.count, bytes);
-        } catch (const SampleError&) {  // a file a device step could not decode: its batch's failure
-          error = std::current_exception();
-          sample_only = true;
-        } catch (...) {
-          error = std::current_exception();
-        }
-        lock.lock();
-        busy_ = false;
-        if (error && !sample_only) failure_ = error;
+        const std::uint64_t fill = s.fill;
+        const std::size_t count = s.count;
+        error = call_device(lock, [&] { ring_.device->submit(index, fill, count, bytes); });
       }
       if (error && !s.error) s.error = error;
       s.state = SlotState::ready;
@@ -93,14 +82,23 @@ class DeviceFeeder {
     part_.assign(s.prepared.begin() + static_cast<std::ptrdiff_t>(s.parts_sent), s.prepared.end());
     s.parts_sent = s.prepared.size();
     if (failure_) return;
-    busy_ = true;
     const std::uint64_t fill = s.fill;
     const std::size_t count = s.count;
+    const std::exception_ptr error = call_device(lock, [&] { ring_.device->submit_part(index, fill, count, part_); });
+    if (error && !s.error) s.error = error;  // the batch fails at its turn, with no submission
+  }
+
+  /// Runs `call` (a submission) without the lock, busy meanwhile; returns its failure. A
+  /// `SampleError` (a file a device step could not decode) is its batch's failure; any other is
+  /// the pipeline's too.
+  template <class Call>
+  std::exception_ptr call_device(std::unique_lock<std::mutex>& lock, Call&& call) {
+    busy_ = true;
     lock.unlock();
     std::exception_ptr error;
     bool sample_only = false;
     try {
-      ring_.device->submit_part(index, fill, count, part_);
+      call();
     } catch (const SampleError&) {
       error = std::current_exception();
       sample_only = true;
@@ -110,7 +108,7 @@ class DeviceFeeder {
     lock.lock();
     busy_ = false;
     if (error && !sample_only) failure_ = error;
-    if (error && !s.error) s.error = error;  // the batch fails at its turn, with no submission
+    return error;
   }
 
   Ring& ring_;
