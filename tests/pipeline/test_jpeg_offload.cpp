@@ -376,6 +376,52 @@ TEST_CASE("a device decoder takes a batch in parts as it fills, with the CPU bac
   }
 }
 
+// A file whose header the workers read but whose scan both the device's decoder and the CPU's
+// refuse fails its batch at its turn, whether a part or the submit decoded it. The pipeline is
+// not failed, and the slot's next batches, which start afresh, are the CPU backend's.
+TEST_CASE("a file the device decoder refuses fails only its batch, in a part or at the submit", "[offload][pipeline][errors]") {
+  const conveyor_test::HostDevice device;
+  InMemory files;
+  for (std::uint64_t i = 0; i < 16; ++i) {
+    auto jpeg = conveyor_test::random_jpeg(96, 64, 50 + i, {.subsampling = ChromaSubsampling::s420});
+    if (i == 9) jpeg.resize(jpeg.size() * 2 / 3);  // its scan cut short; not last in its batch, so a part takes it
+    files.add(jpeg, std::int64_t(i % 3));
+  }
+  conveyor_test::FaultyDataset<InMemory> data(std::move(files));
+  data.delay = std::chrono::milliseconds(2);
+  // Each batch's digest, or the index its SampleError names.
+  const auto outcomes = [](auto& pipe) {
+    std::vector<std::uint64_t> out;
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      pipe.set_epoch(std::uint64_t(epoch));
+      auto it = pipe.begin();
+      for (int k = 0; k < 4; ++k, ++it) {
+        try {
+          out.push_back(conveyor_test::digest(*it));
+        } catch (const SampleError& e) {
+          out.push_back(e.index());
+        }
+      }
+    }
+    return out;
+  };
+  const PipelineOptions cpu{.batch_size = 4, .workers = 2, .prefetch = 2};
+  BatchPipeline reference(data, SequentialSampler(16), ImageAugment::eval(48, 40), cpu);
+  const auto expected = outcomes(reference);
+  REQUIRE(expected[2] == 9);
+  REQUIRE(expected[6] == 9);
+  for (const std::size_t part : {std::size_t{0}, std::size_t{1}}) {
+    INFO("part " << part);
+    PipelineOptions o = cpu;
+    o.device = 0;
+    o.decode = JpegDecode::gpu;
+    o.gpu_part_images = part;
+    BatchPipeline pipe(data, SequentialSampler(16), ImageAugment::eval(48, 40), o);
+    CHECK(outcomes(pipe) == expected);
+    CHECK(pipe.stats().gpu_decoded >= 2 * 12);  // at least the other batches' files, both epochs
+  }
+}
+
 // A begin() refused because an epoch is being iterated changes nothing: it used to rebalance auto's
 // share from the measurements first.
 TEST_CASE("a refused begin leaves auto's share as it was", "[offload][pipeline]") {
