@@ -30,6 +30,13 @@ JpegInfo header_of(std::span<const std::byte> jpeg) {
   return d.read_header(jpeg);
 }
 
+/// `o` on device 0 (the host stand-in), its JPEGs decoded by the device's decoder.
+PipelineOptions device_decoding(PipelineOptions o) {
+  o.device = 0;
+  o.decode = JpegDecode::gpu;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("the engines take baseline YCbCr JPEGs of the four chroma layouts they decode exactly", "[offload]") {
@@ -333,9 +340,7 @@ TEST_CASE("JPEGs staged for the device decoder give the CPU backend's batches", 
   const auto expected = conveyor_test::digests(reference, 2);
   for (double share : {1.0, 0.5}) {
     INFO("share " << share);
-    PipelineOptions o = cpu;
-    o.device = 0;
-    o.decode = JpegDecode::gpu;
+    PipelineOptions o = device_decoding(cpu);
     o.gpu_share = share;
     BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 1}), eval, o);
     CHECK(conveyor_test::digests(pipe, 2) == expected);
@@ -359,9 +364,7 @@ TEST_CASE("a device decoder takes a batch in parts as it fills, with the CPU bac
   std::uint64_t decoded = 0;  // the engine-able files of three epochs, the same however called
   for (const std::size_t part : {std::size_t{0}, std::size_t{1}, std::size_t{4}}) {
     INFO("part " << part);
-    PipelineOptions o = cpu;
-    o.device = 0;
-    o.decode = JpegDecode::gpu;
+    PipelineOptions o = device_decoding(cpu);
     o.gpu_part_images = part;
     BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 3}), eval, o);
     CHECK(conveyor_test::digests(pipe, 3) == expected);
@@ -412,9 +415,7 @@ TEST_CASE("a file the device decoder refuses fails only its batch, in a part or 
   REQUIRE(expected[6] == 9);
   for (const std::size_t part : {std::size_t{0}, std::size_t{1}}) {
     INFO("part " << part);
-    PipelineOptions o = cpu;
-    o.device = 0;
-    o.decode = JpegDecode::gpu;
+    PipelineOptions o = device_decoding(cpu);
     o.gpu_part_images = part;
     BatchPipeline pipe(data, SequentialSampler(16), ImageAugment::eval(48, 40), o);
     CHECK(outcomes(pipe) == expected);

@@ -36,9 +36,9 @@
 #include <conveyor/io/image_decoder.hpp>
 
 #include <chrono>
-#include <cstring>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -103,7 +103,7 @@ class JpegDecodeStep final : public DeviceStep {
   void after_upload(const StepContext& s) override {
     run(s, parts_.rest(s.slot, s.fill, s.count));
     Timing& t = timing_[s.slot];
-    if (t.fill == s.fill && t.started) {
+    if (t.fill == s.fill) {  // a call was made for this batch
       t.end.record(StreamRef(s.stream));
       t.pending = true;
     }
@@ -122,8 +122,7 @@ class JpegDecodeStep final : public DeviceStep {
  private:
   struct Timing {
     TimedEvent start, end;
-    std::uint64_t fill = 0;  // the batch `started` speaks of
-    bool started = false;    // its first call is made
+    std::uint64_t fill = 0;  // the last batch whose first call recorded `start` (fills count from 1)
     bool pending = false;    // its end is recorded, not yet counted
   };
   /// One job's inputs and output, gathered from the slot's sections.
@@ -146,10 +145,9 @@ class JpegDecodeStep final : public DeviceStep {
     gather(s, positions);
     if (jobs_.empty()) return;
     Timing& t = timing_[s.slot];
-    if (t.fill != s.fill || !t.started) {
+    if (t.fill != s.fill) {
       collect(s.slot);  // the slot's last batch: its kernel, after its decode, is done
       t.fill = s.fill;
-      t.started = true;
       t.start.record(StreamRef(s.stream));
     }
     const int n = static_cast<int>(jobs_.size());
@@ -238,7 +236,7 @@ class JpegDecodeStep final : public DeviceStep {
   void collect(std::size_t slot) {
     Timing& t = timing_[slot];
     if (!t.pending || !t.end.ready()) return;
-    t.pending = t.started = false;
+    t.pending = false;
     seconds_ += 1e-3 * t.end.elapsed_ms_since(t.start);
   }
 
