@@ -5,6 +5,7 @@ stream), on the CPU otherwise. Prints the loss as it goes, then the first and la
 loss, img/s and the loader's stats; exits 1 if the loss did not fall.
 
     python3 examples/python/train.py [--data DIR] [--classes N] [--steps S] [--batch B] [--size PX] [--workers W]
+                                     [--device D] [--decode cpu|gpu|auto]
 
 --data is what conveyor.Loader opens: an ImageFolder tree (a sub-folder per class, as torchvision
 reads it), WebDataset tar shards (train-{000000..000099}.tar), TFRecord files or a "path label"
@@ -37,6 +38,9 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=-1, help="decoding threads (default: one per hardware thread)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() and conveyor.has_cuda_backend() else "cpu",
                     help="cpu, cuda or cuda:N (default: cuda where there is a GPU and conveyor was built with CUDA)")
+    ap.add_argument("--decode", choices=("cpu", "gpu", "auto"),
+                    help="where JPEGs are decoded on a GPU run (default: auto, the engines taking a measured share, "
+                         "where conveyor was built with nvJPEG; else cpu)")
     args = ap.parse_args()
     torch.manual_seed(0)
     device = torch.device(args.device)
@@ -50,8 +54,10 @@ def main() -> int:
     if classes < 1:
         ap.error(f"--classes: {args.data} has no class folders to count; say how many classes its labels span")
     dtype = "bf16" if device.type == "cuda" else "f32"
+    decode = args.decode or ("auto" if device.type == "cuda" and conveyor.has_gpu_decoding() else "cpu")
     loader = conveyor.Loader(train, batch_size=args.batch, shuffle=True, seed=42, workers=args.workers,
-                             device=args.device, transform=conveyor.ImageAugment.train(args.size, dtype=dtype))
+                             device=args.device, decode=decode,
+                             transform=conveyor.ImageAugment.train(args.size, dtype=dtype))
     model = torchvision.models.resnet18(num_classes=classes).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05 * args.batch / 128, momentum=0.9)  # linear scaling
     amp = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")

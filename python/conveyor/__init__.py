@@ -22,6 +22,7 @@ from ._conveyor import (
     SampleError,
     Tensor,
     has_cuda_backend,
+    has_gpu_decoding,
 )
 from ._datasets import Dataset, FileList, ImageFolder, InMemory, ShardDataset, TarShards, TFRecordDataset
 from ._decode import decode_image
@@ -41,5 +42,5 @@ __all__ = [
     "Batch", "ConfigError", "CudaError", "Dataset", "DeadlineExceeded", "DecodeError", "Error", "FileList",
     "ImageAugment", "ImageFolder", "InMemory", "IoError", "Loader", "Overloaded", "Preprocessor", "RawTensor",
     "SampleError", "ShardDataset", "Skipped", "TarShards", "Tensor", "TFRecordDataset", "Views", "decode_image",
-    "has_cuda_backend", "open_dataset",
+    "has_cuda_backend", "has_gpu_decoding", "open_dataset",
 ]

@@ -157,10 +157,11 @@ class Loader:
     default 1, of the files the GPU's hardware JPEG engines take go to them) or "auto" (the share
     set between epochs from measured rates, starting at gpu_share, by default the model's best
     share for the worker count at rates measured on an H200; `stats()` says it and `state_dict`
-    keeps it). Needs a build with nvJPEG. gpu_upsampling: how the engines fill in subsampled chroma,
-    "interpolated" (libjpeg-turbo's fancy upsampling, the closest to the CPU's pixels) or
-    "replicated" (each chroma sample repeated; a third to a half of the stager's time a file, so the
-    engines take more, within a wider tolerance: the README's exactness section).
+    keeps it). Needs a build with nvJPEG: `conveyor.has_gpu_decoding()`. gpu_upsampling: how the
+    engines fill in subsampled chroma, "interpolated" (libjpeg-turbo's fancy upsampling, the
+    closest to the CPU's pixels) or "replicated" (each chroma sample repeated; a third to a half of
+    the stager's time a file, so the engines take more, within a wider tolerance: the README's
+    exactness section).
     batch_transform: what torchvision's reference scripts apply after the DataLoader, done to each
     finished batch (by the workers on the CPU, by a kernel on a GPU): a torchvision v2 (or
     conveyor.transforms) MixUp or CutMix with num_classes, a RandomChoice of them, or timm's

@@ -8,10 +8,13 @@
 #include "bindings.hpp"
 
 #include <conveyor/device/backend.hpp>
+#include <conveyor/device/jpeg_offload.hpp>
+#include <conveyor/device/step.hpp>
 
 namespace {
 
 bool has_cuda_backend() { return conveyor::detail::cuda_backend_factory().load() != nullptr; }
+bool has_gpu_decoding() { return conveyor::detail::device_step_maker<conveyor::DecodeJpegs>().load() != nullptr; }
 
 }  // namespace
 
@@ -27,4 +30,6 @@ NB_MODULE(_conveyor, m) {
   conveyor_ext::bind_preprocessor(m);
   conveyor_ext::bind_pixel_ops(m);
   m.def("has_cuda_backend", &has_cuda_backend, "Whether this build can make loaders on a CUDA device.");
+  m.def("has_gpu_decoding", &has_gpu_decoding,
+        "Whether this build's CUDA loaders can decode JPEGs on the GPU's engines (decode=\"gpu\" or \"auto\").");
 }

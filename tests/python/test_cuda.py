@@ -67,6 +67,30 @@ def test_dlpack_objects_carry_the_device_and_honour_the_stream_argument(samples)
         images.__dlpack__(stream=0)
 
 
+def test_gpu_decoding_gives_the_cpu_loaders_batches_within_the_engines_tolerance(samples):
+    """decode="gpu" (every JPEG the engines take) and "auto" (a measured share), with interpolated
+    chroma, the default: the CPU loader's labels, and its pixels within the C++ tests' bound (mean
+    difference at most 0.5 a batch: the engines' upsampling differs from libjpeg-turbo's by at most
+    a level), the engines having decoded some. A build without nvJPEG says so in has_gpu_decoding()
+    and in the error decode="gpu" raises."""
+    if not conveyor.has_gpu_decoding():
+        with pytest.raises(conveyor.ConfigError, match="nvJPEG"):
+            iter(conveyor.Loader(str(samples), batch_size=4, device="cuda", decode="gpu"))
+        pytest.skip("this build has no nvJPEG: its CUDA loaders decode on the CPU")
+    data = conveyor.ImageFolder(str(samples))
+    transform = conveyor.ImageAugment.train(64, dtype="u8", normalize=None)
+    kw = dict(batch_size=4, shuffle=True, seed=5, workers=2)
+    want = cpu_batches(data, transform, **kw)
+    for decode, share in (("gpu", 1.0), ("auto", None)):
+        loader = conveyor.Loader(data, device="cuda", transform=transform, decode=decode, gpu_share=share, **kw)
+        got = [(images.cpu(), labels.cpu()) for images, labels in loader]
+        assert len(got) == len(want)
+        for (images, labels), (want_images, want_labels) in zip(got, want):
+            assert torch.equal(labels, want_labels)
+            assert (images.int() - want_images.int()).abs().float().mean().item() <= 0.5, decode
+        assert loader.stats()["gpu_decoded"] > 0, decode
+
+
 def test_gpu_decode_keeps_its_share_across_a_resume(samples):
     """decode="gpu" where the build has nvJPEG: the share is in stats and state_dict, and a resumed
     loader gives the remaining batches bit for bit."""
