@@ -22,7 +22,8 @@
 # decode (part of perf): GPU JPEG decoding: its tests (and under compute-sanitizer), the engines'
 # ceiling alone, img/s and CPU core-seconds per image for decode cpu, gpu and auto at 1, 2, 4, 8
 # and 16 workers, torchvision's decode_jpeg(device="cuda") with v2 transforms beside them, and
-# NVIDIA DALI's mixed decoder against decode auto and cpu in one interleaved run (where installed);
+# NVIDIA DALI's mixed decoder against decode auto and cpu in one interleaved run on the ImageNet-like,
+# dense and native sets (where installed);
 # serve (part of perf): the request path: its GPU tests (and under memcheck), conveyor-latency
 # for requests of 1, 8 and 32 images from 1 and 32 clients, torchvision's PIL and
 # decode_jpeg(device="cuda") paths beside them, and a soak of 100,000 requests;
@@ -194,7 +195,9 @@ fi
 if { want check || [ "$part" = python ]; } && [ -z "$python" ]; then
   not_run python_tests "the Python package did not install (python_install)"
 elif want check || [ "$part" = python ]; then
-  step python_tests env CONVEYOR_BENCH="$PWD/$bench" "$py" -m pytest -q -p no:cacheprovider tests/python
+  # Whether the package linked the toolkit's static nvJPEG (else its GPU decoding tests skip).
+  result[python_gpu_decoding]=$("$py" -c 'import conveyor; print(conveyor.has_gpu_decoding())' 2>&1 | tail -n 1)
+  step python_tests env CONVEYOR_BENCH="$PWD/$bench" "$py" -m pytest -q -p no:cacheprovider -rs tests/python
   if [ -d "$inet10" ]; then
     step python_train "$py" examples/python/train.py --data "$inet10" --steps 300 --batch 128 --size 224 --workers 16
   else
@@ -382,14 +385,22 @@ elif want decode; then
   # DALI's mixed decoder (hw_decoder_load 0.65 and 0.9, jpeg_fancy_upsampling) against decode auto
   # (replicated and interpolated chroma) and cpu, 4 and 16 threads, 5 epochs, 2 rounds interleaved,
   # the engines alone in each round; DALI's rows say "not installed" where it is not
-  # (benchmarks/README.md: how its wheel reaches this machine).
+  # (benchmarks/README.md: how its wheel reaches this machine). On three sets: the ImageNet-like
+  # one, --dense and --native (their bits per pixel head each log), since denser files cost both
+  # decoders more.
   if [ -z "$torch_prefix" ]; then
     not_run compare_dali_decode "PyTorch not found by python3"
   else
     nvjpeg=()
     [ -x "$build/benchmarks/bench_nvjpeg" ] && nvjpeg=(--nvjpeg "$build/benchmarks/bench_nvjpeg")
-    step compare_dali_decode env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/dali_decode.py --data "$inet" \
-      --bench "$bench" "${nvjpeg[@]}"
+    for spec in "imagenet-like $inet" "dense /tmp/conveyor-dense" "native /tmp/conveyor-native"; do
+      set -- $spec
+      made=$logs/make_dataset$([ "$1" = imagenet-like ] || echo "_$1").log  # the set's size and bits per pixel
+      [ -d "$2" ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$2" \
+        --count 5000 --classes 100 --seed 1 "--$1" > "$made" 2>&1
+      step "compare_dali_decode_$1" sh -c "grep -h 'bits per pixel' '$made' 2> /dev/null; PYTHONUNBUFFERED=1 '$py' \
+        benchmarks/compare/dali_decode.py --data '$2' --bench '$bench' ${nvjpeg[*]}"
+    done
   fi
   # racecheck instruments conveyor's kernels only: over nvJPEG's own it takes more than 100 s a
   # test case (measured on the H200), and those are not ours to fix.
@@ -476,7 +487,9 @@ fi
   cat "$out/decode_curve.md" 2> /dev/null
   grep -E 'img/s$' "$logs/bench_nvjpeg.log" 2> /dev/null
   grep -h 'jpeg (device)' "$logs"/decode_*.log 2> /dev/null | head -n 3
-  grep '^|' "$logs/compare_dali_decode.log" 2> /dev/null
+  for set in imagenet-like dense native; do
+    grep -h -e 'bits per pixel' -e '^|' "$logs/compare_dali_decode_$set.log" 2> /dev/null
+  done
   echo
   cat "$logs"/latency_*.log 2> /dev/null | grep -E 'size [0-9]+, clients'
   cat "$logs/soak.log" 2> /dev/null
