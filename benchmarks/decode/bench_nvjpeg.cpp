@@ -4,7 +4,8 @@
 // synchronised per batch, by 1 to 3 threads at once. Only the files the engines take
 // (engine_decodable). Counters per batch: the batched call's host time (call_ms), the calling
 // thread's CPU time in it (cpu_ms: whether the call waits for the engines by spinning a core) and
-// the whole process's (proc_cpu_ms: nvJPEG's own threads too). Prints img/s last.
+// the whole process's (proc_cpu_ms: nvJPEG's own threads too); with the state initialised again
+// before each call, that too (init_ms). Prints img/s last.
 //
 //   bench_nvjpeg --jpegs DIR [--device-sync spin|yield|blocking] [Google Benchmark flags]
 //
@@ -168,14 +169,16 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false, En
   };
   bool odd = false;
   std::int64_t images = 0;
-  double call = 0, cpu = 0, process_cpu = 0;
+  double call = 0, cpu = 0, process_cpu = 0, init = 0;
   for (auto _ : state) {
     state.PauseTiming();
     fill();
     state.ResumeTiming();
     if (reinitialize) {
       odd = !odd;
-      NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch - odd, 1, NVJPEG_OUTPUT_RGBI));
+      const auto i0 = std::chrono::steady_clock::now();
+      NVJPEG_OK(nvjpegDecodeBatchedInitialize(h, js, batch - odd, 1, o.format));
+      init += conveyor::seconds_since(i0);
     }
     const double cpu0 = thread_cpu_seconds(), process0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
@@ -191,6 +194,7 @@ void engines(benchmark::State& state, bool window, bool reinitialize = false, En
   state.counters["call_ms"] = 1e3 * call / iterations;
   state.counters["cpu_ms"] = 1e3 * cpu / iterations;
   state.counters["proc_cpu_ms"] = 1e3 * process_cpu / iterations;
+  if (reinitialize) state.counters["init_ms"] = 1e3 * init / iterations;
   for (auto p : params) nvjpegDecodeParamsDestroy(p);
   cudaFree(dev);
 }
@@ -489,10 +493,19 @@ int main(int argc, char** argv) {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
-  benchmark::RegisterBenchmark("engines_window_b96_reinit", [](benchmark::State& s) { engines(s, true, true); })
-      ->Arg(96)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
+  // The state initialised again before every call (one file fewer every other call), with both
+  // upsamplings: how much of a pipeline call's fixed part that is, as the device share gives
+  // calls of varying size (the _x1 and no_interpolation cases at 96 are the same calls without it).
+  for (const bool interpolated : {true, false})
+    benchmark::RegisterBenchmark(interpolated ? "engines_window_b96_reinit" : "engines_window_b96_no_interpolation_reinit",
+                                 [interpolated](benchmark::State& s) {
+                                   EngineOutput o;
+                                   if (!interpolated) o.flags = NVJPEG_FLAGS_DEFAULT;
+                                   engines(s, true, true, o);
+                                 })
+        ->Arg(96)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   // Other outputs of the engines, windows in batches of 96; without the flag also calls of more
   // files, as a pipeline with a large device share makes them, and two or three callers at once
   // (whether the host's part of a call, not the engines, is what bounds it).
