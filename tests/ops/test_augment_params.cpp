@@ -1,6 +1,8 @@
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/pipeline/image_augment.hpp>
 
+#include "support/statistics.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,26 +12,11 @@
 #include <vector>
 
 using namespace conveyor;
+using conveyor_test::ks_bound;
+using conveyor_test::ks_distance;
 using ops::CropBox;
 
 namespace {
-
-/// The Kolmogorov-Smirnov distance between `samples` and the distribution with CDF `cdf`.
-template <class Cdf>
-double ks_distance(std::vector<double> samples, Cdf cdf) {
-  std::sort(samples.begin(), samples.end());
-  const double n = double(samples.size());
-  double d = 0;
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const double f = cdf(samples[i]);
-    d = std::max({d, std::abs(f - double(i) / n), std::abs(double(i + 1) / n - f)});
-  }
-  return d;
-}
-
-/// The distance a sample of `n` from the right distribution exceeds with probability `alpha`
-/// (the asymptotic Kolmogorov bound, sqrt(-ln(alpha / 2) / 2) / sqrt(n)).
-double ks_bound(std::size_t n, double alpha) { return std::sqrt(-std::log(alpha / 2) / 2) / std::sqrt(double(n)); }
 
 /// Python's round(): what RandomResizedCrop rounds its box sides with.
 int round_py(double v) { return static_cast<int>(std::nearbyint(v)); }
