@@ -141,10 +141,11 @@ class Loader:
     `ImageAugment.train(...)`. shuffle: each epoch in its own order, a permutation that is a pure
     function of (seed, epoch) (without it, dataset order every epoch). seed: keys the order and
     every random augmentation, so an epoch's batches are the same in every run. workers: threads
-    (-1: one per core; 0: the iterating thread decodes). prefetch: batches in flight, each in its
-    own slot: an int >= 2, or "auto" (6 where the GPU's engines decode JPEGs, else 3, fewer where
-    memory_budget, bytes of pinned and device memory for the slots as an int or a size such as
-    "8GiB", default 8 GiB, holds fewer; `stats()["prefetch_reason"]` says why). on_error: "raise" (a SampleError at the
+    (-1: one per core, less one where the GPU's engines decode; 0: the iterating thread decodes).
+    prefetch: batches in flight, each in its own slot: an int >= 2, or "auto" (6 where the GPU's
+    engines decode JPEGs, else 3, fewer where memory_budget, bytes of pinned and device memory for
+    the slots as an int or a size such as "8GiB", default 8 GiB, holds fewer;
+    `stats()["prefetch_reason"]` says why). on_error: "raise" (a SampleError at the
     failing sample's batch; the loop can go on past it) or "skip" (replaced, listed in `skipped`).
     device: "cpu", "cuda", "cuda:N", an int or a torch.device. stream: the CUDA stream batches are
     handed to by default (torch's current stream still gets each batch it asks for).

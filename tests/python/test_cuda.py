@@ -71,14 +71,15 @@ def test_gpu_decoding_gives_the_cpu_loaders_batches_within_the_engines_tolerance
     """decode="gpu" (every JPEG the engines take) and "auto" (a measured share), with interpolated
     chroma, the default: the CPU loader's labels, and its pixels within the C++ tests' bound (mean
     difference at most 0.5 a batch: the engines' upsampling differs from libjpeg-turbo's by at most
-    a level), the engines having decoded some. A build without nvJPEG says so in has_gpu_decoding()
-    and in the error decode="gpu" raises."""
+    a level), the engines having decoded some. Both decode at full size: the engines do not scale,
+    and a CPU decode at a DCT scale differs more than that (0.75 a batch here, at 64 pixels). A
+    build without nvJPEG says so in has_gpu_decoding() and in the error decode="gpu" raises."""
     if not conveyor.has_gpu_decoding():
         with pytest.raises(conveyor.ConfigError, match="nvJPEG"):
             iter(conveyor.Loader(str(samples), batch_size=4, device="cuda", decode="gpu"))
         pytest.skip("this build has no nvJPEG: its CUDA loaders decode on the CPU")
     data = conveyor.ImageFolder(str(samples))
-    transform = conveyor.ImageAugment.train(64, dtype="u8", normalize=None)
+    transform = conveyor.ImageAugment.train(64, dtype="u8", normalize=None, decode_scaling=False)
     kw = dict(batch_size=4, shuffle=True, seed=5, workers=2)
     want = cpu_batches(data, transform, **kw)
     for decode, share in (("gpu", 1.0), ("auto", None)):

@@ -14,6 +14,7 @@
 #include <conveyor/device/jpeg_offload.hpp>
 #include <conveyor/device/mix_samples.hpp>
 #include <conveyor/device/work.hpp>
+#include <conveyor/pipeline/auto_workers.hpp>
 #include <conveyor/pipeline/batch.hpp>
 #include <conveyor/pipeline/detail/batch_mixing.hpp>
 #include <conveyor/pipeline/detail/device_feeder.hpp>
@@ -276,7 +277,7 @@ class BatchPipeline {
     detail::validate_decode_options(o_);
     if (dataset_->size() == 0) throw ConfigError("BatchPipeline: the dataset is empty");
     if constexpr (requires { transform_.validate(); }) transform_.validate();
-    if (o_.workers == -1) o_.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    if (o_.workers == -1) o_.workers = detail::auto_workers(o_, std::thread::hardware_concurrency());
     spec_ = transform_.sample_spec();
     const bool on_device = o_.device != cpu_device;
     if (o_.batch_transform)

@@ -67,8 +67,9 @@ inline constexpr std::size_t auto_prefetch = 0;
 struct PipelineOptions {
   /// Samples per batch (> 0).
   std::size_t batch_size = 256;
-  /// Worker threads; -1: one per hardware thread; 0: the consumer's thread prepares each batch
-  /// when it asks for it.
+  /// Worker threads; -1: one per hardware thread, less one where a device decodes JPEGs (its
+  /// stager is busy in the engines' calls; pipeline/auto_workers.hpp); 0: the consumer's thread
+  /// prepares each batch when it asks for it.
   int workers = -1;
   /// Batches in flight, each in its own slot (>= 2), or `auto_prefetch`: as many as the decode
   /// mode gains from (6 where a device decodes JPEGs, else 3), fewer where `memory_budget` holds
