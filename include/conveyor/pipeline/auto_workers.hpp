@@ -16,11 +16,10 @@ namespace detail {
 /// work, and with a worker on every core it is one busy thread too many. On an H100 with 16 cores
 /// (benchmarks/RESULTS.md, "The dense and native sets against DALI's mixed decoder"), 15 workers
 /// gave more img/s than 16 in each of 8 interleaved pairs: 1-14 % with interpolated chroma, 0-9 %
-/// with replicated.
+/// with replicated. `o` is validated: a decode other than cpu has a device.
 [[nodiscard]] inline int auto_workers(const PipelineOptions& o, unsigned hardware_threads) noexcept {
   const int threads = std::max(1, static_cast<int>(hardware_threads));
-  const bool engines = o.device != cpu_device && o.decode != JpegDecode::cpu;
-  return engines ? std::max(1, threads - 1) : threads;
+  return o.decode == JpegDecode::cpu ? threads : std::max(1, threads - 1);
 }
 
 }  // namespace detail
