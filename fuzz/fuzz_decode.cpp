@@ -24,7 +24,7 @@ enum Setting : unsigned {
   whole_image = 2,      ///< roi off
   full_scale = 4,       ///< decode_scaling off
   exif = 8,             ///< apply the Exif orientation
-  lenient = 16,         ///< accept libjpeg warnings
+  lenient = 16,         ///< accept libjpeg warnings, and 16-bit PNGs as their high bytes
   dtype_shift = 5,      ///< two bits: u8, f32, f16, bf16
   nhwc = 128,
 };
@@ -43,6 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   aug.exif_orientation = (settings & exif) != 0;
   aug.decode = guard;
   aug.decode.lenient = (settings & lenient) != 0;
+  aug.decode.sixteen_bit = aug.decode.lenient ? conveyor::SixteenBit::high_byte : conveyor::SixteenBit::refuse;
   aug.dtype = static_cast<conveyor::DType>((settings >> dtype_shift) & 3);
   aug.layout = settings & nhwc ? conveyor::Layout::NHWC : conveyor::Layout::NCHW;
   if (aug.dtype == conveyor::DType::u8) aug.normalize.reset();

@@ -7,6 +7,8 @@
 #     and whole-image paths. Without the test images it reports a skip.
 #   fuzz_shards: fuzz/seeds/shards (tar shards by GNU tar and webdataset, TFRecords and an Example
 #     by the tfrecord package, indices by wds2idx and tfrecord2idx; fuzz/make_shard_seeds.py).
+#   fuzz_program: fuzz/seeds/programs (the cases earlier runs found and a corpus merged from long
+#     runs: fuzz/README.md).
 set -euo pipefail
 fuzzer=$1
 seconds=$2
@@ -21,11 +23,11 @@ case "$(basename "$fuzzer")" in
       echo "SKIPPED: the seed corpus (conformance, damaged and PNG test images) was not found at $data"
       exit 0
     fi
-    # Settings bytes: train at the DCT scale with the window (0x00), eval the same in f32 (0x21),
+    # Settings bytes: train at the DCT scale with the window (0x00), eval the same in f32, lenient (0x31),
     # train at full scale (0x04), eval of the whole image with Exif, bf16 NHWC (0xeb).
     n=0
     while IFS= read -r -d '' f; do
-      for s in 00 21 04 eb; do
+      for s in 00 31 04 eb; do
         { printf "\\x$s"; cat "$f"; } > "$work/seeds/$s-$n"
       done
       n=$((n + 1))
@@ -38,6 +40,13 @@ case "$(basename "$fuzzer")" in
     cp "$src"/fuzz/seeds/shards/* "$work/seeds/"
     paths=(TarShards::walk TarShards::read_index TarShards::add_samples TFRecordDataset::walk
            TFRecordDataset::read_index TFRecordDataset::parse proto::read_example proto::detail::read_feature) ;;
+  fuzz_program)
+    cp "$src"/fuzz/seeds/programs/* "$work/seeds/"
+    paths=(ImageAugment::apply ImageAugment::stage Views::apply ops::cpu::apply_pixel_ops ops::cpu::gaussian_blur_image
+           ops::pixel::Affine::apply ops::pixel::AdjustSharpness::apply ops::pixel::AdjustHue::apply
+           ops::pixel::Equalize::table ops::pixel::Erase::value ops::pixel::Flip::apply RandomErasing::draw
+           ops::random_resized_crop_box ops::cpu::resample conveyor_test::HostProgram::produce
+           conveyor_test::HostDecodeJpegs::decode) ;;
   *) echo "smoke.sh: no seeds for $fuzzer" >&2; exit 2 ;;
 esac
 flags=(-max_len=65536 -timeout=10 -rss_limit_mb=2048)
@@ -48,7 +57,7 @@ flags=(-max_len=65536 -timeout=10 -rss_limit_mb=2048)
 "$fuzzer" "${flags[@]}" -runs=0 -print_coverage=1 "$work/corpus" "$work/seeds" > "$work/coverage.txt" 2>&1
 missing=0
 for fn in "${paths[@]}"; do
-  if grep -q "COVERED_FUNC: .*conveyor::v0::$fn(" "$work/coverage.txt"; then
+  if grep -q "COVERED_FUNC: .*[: ]$fn(" "$work/coverage.txt"; then
     echo "covered: $fn"
   else
     echo "NOT covered: $fn"

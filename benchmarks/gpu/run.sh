@@ -65,6 +65,43 @@ not_run() {  # not_run NAME REASON: a step that could not run here, and why
   result[$1]="not run: $2"
   echo "== $1: ${result[$1]}"
 }
+# CPU-bound steps (builds) run in the background while the GPU runs tests: bg_step NAME COMMAND...
+# starts one, its result read back by bg_wait.
+bg_step() {
+  local name=$1
+  shift
+  ( t0=$SECONDS; if "$@" > "$logs/$name.log" 2>&1; then echo "pass ($((SECONDS - t0)) s)"; else echo "FAIL ($((SECONDS - t0)) s)"; fi \
+      > "$logs/$name.result" ) &
+}
+bg_wait() {  # waits for the background steps, records their results
+  wait
+  local f name
+  for f in "$logs"/*.result; do
+    [ -e "$f" ] || continue
+    name=$(basename "$f" .result)
+    result[$name]=$(cat "$f")
+    echo "== $name: ${result[$name]}"
+    rm -f "$f"
+  done
+}
+# sanitize NAME TOOL SPEC: every test case SPEC selects, each its own compute-sanitizer process, four
+# at a time on the one GPU; the case's time in the step's log; a case past 300 s fails it.
+sanitize() {
+  local name=$1 tool=$2 spec=$3
+  local t0=$SECONDS
+  "$tests" "$spec" --list-test-names-only 2> /dev/null | sed '/^$/d' > "$logs/$name.cases"
+  if [ ! -s "$logs/$name.cases" ]; then result[$name]="FAIL (no case matches $spec)"; echo "== $name: ${result[$name]}"; return; fi
+  tr '\n' '\0' < "$logs/$name.cases" | xargs -0 -P 4 -I{} bash -c \
+    't=$SECONDS; timeout 300 compute-sanitizer --tool "$0" --error-exitcode 99 --print-limit 20 "$1" "$2" > "$3/$4.$$.log" 2>&1;
+     rc=$?; echo "$rc $((SECONDS - t)) s: $2" >> "$3/$4.times"; cat "$3/$4.$$.log" >> "$3/$4.log"; rm -f "$3/$4.$$.log"' \
+    "$tool" "$tests" {} "$logs" "$name"
+  local bad
+  bad=$(grep -c -v '^0 ' "$logs/$name.times")
+  sort -k2 -n -r "$logs/$name.times" > "$logs/$name.times.sorted" && mv "$logs/$name.times.sorted" "$logs/$name.times"
+  if [ "$bad" = 0 ]; then result[$name]="pass ($((SECONDS - t0)) s, $(wc -l < "$logs/$name.times") cases; longest $(head -n 1 "$logs/$name.times" | cut -d' ' -f2) s)"
+  else result[$name]="FAIL ($((SECONDS - t0)) s, $bad of $(wc -l < "$logs/$name.times") cases)"; fi
+  echo "== $name: ${result[$name]}"
+}
 
 {
   date -u +"date: %Y-%m-%d %H:%M UTC"
@@ -93,6 +130,8 @@ step configure cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_
   -DCONVEYOR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_CUDA_FLAGS="$flags" "${jpeg[@]}"
 [ "${result[configure]}" = "${result[configure]#pass}" ] && tail -n 30 "$logs/configure.log"
 targets=()
+[ "$part" = check ] && targets=(--target conveyor_cuda_tests conveyor_tests conveyor-bench conveyor-make-dataset
+                                 conveyor-distributed)
 [ "$part" = distributed ] && targets=(--target conveyor-distributed conveyor-make-dataset)
 [ "$part" = profile ] && targets=(--target bench_pipeline)
 [ "$part" = python ] && targets=(--target conveyor-bench conveyor-make-dataset)
@@ -120,26 +159,41 @@ torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_pa
 # torch, nanobind and scikit-build-core), once per machine by check or perf, whichever runs
 # first; DLPack's header from CONVEYOR_DEPS.
 python=
+python_wanted=
 if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats ] && [ "$part" != decode ] &&
    [ "$part" != serve ]; then
+  python_wanted=1
   if ! python3 -c 'import conveyor._conveyor' 2> /dev/null; then
-    step python_install env CMAKE_PREFIX_PATH="$deps/usr" python3 -m pip install --no-build-isolation --no-index \
-      --no-deps . --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90
+    # check builds it beside the GPU's tests; the other parts need it first
+    install=(env CMAKE_PREFIX_PATH="$deps/usr" python3 -m pip install --no-build-isolation --no-index --no-deps .
+             --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90)
+    if [ "$part" = check ] || [ "$part" = all ]; then bg_step python_install "${install[@]}"; else step python_install "${install[@]}"; fi
   fi
-  python3 -c 'import conveyor' 2> /dev/null && python=python3
 fi
 py=python3
+# The libtorch example against this machine's PyTorch, built beside the GPU's tests too.
+if want check && [ -n "$torch_prefix" ]; then
+  bg_step torch_build bash -c "cmake -S . -B build-torch -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DCONVEYOR_ENABLE_CUDA=ON -DCONVEYOR_BUILD_TESTS=OFF -DCONVEYOR_BUILD_BENCHMARKS=OFF \
+    -DCONVEYOR_BUILD_TOOLS=OFF -DCMAKE_PREFIX_PATH='$deps/usr;$torch_prefix' ${jpeg[*]} &&
+    cmake --build build-torch -j 8 --target conveyor-libtorch-train"
+fi
 
 if want check; then
 step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
-step cpu_tests ctest --test-dir $build -L cpu --no-tests=error --output-on-failure -j "$(nproc)"
+# The Catch cases of the CPU suite with this machine's compiler (CI runs the whole label).
+step cpu_tests ctest --test-dir $build -L cpu-unit --no-tests=error --output-on-failure -j 8
 
 tests=$build/tests/cuda/conveyor_cuda_tests
-for tool in memcheck racecheck synccheck; do
-  step "sanitize_$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$tests" "~[data]~[injected]"
-done
-# The pinned arena under failed decodes needs real photos, which the runs above leave out.
-step sanitize_memcheck_arena compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 "$tests" "[arena]"
+# memcheck over every GPU test (the real-photo ones and the fault injections aside), the arena's
+# under failed decodes (real photos) and the transform-program fuzzer's corpus through the kernels
+# ([fuzz]); racecheck and synccheck, whose cost is the kernels' shared memory and barriers, over
+# the cases that run each kernel on small inputs ([kernels]: the fused resample, the pixel program
+# with GaussianBlur's tiles, the batch mix, the JPEG engines' step).
+sanitize sanitize_memcheck memcheck "~[data]~[injected]"
+sanitize sanitize_memcheck_arena memcheck "[arena]"
+sanitize sanitize_racecheck racecheck "[kernels]"
+sanitize sanitize_synccheck synccheck "[kernels]"
 
 # The recipes' pixel programs (GaussianBlur's tiles among them) on both backends, bf16.
 for recipe in trivial color; do
@@ -192,6 +246,8 @@ elif want check || [ "$part" = distributed ]; then
   fi
 fi
 
+bg_wait  # the Python package's and the libtorch example's builds
+[ -n "$python_wanted" ] && python3 -c 'import conveyor' 2> /dev/null && python=python3
 if { want check || [ "$part" = python ]; } && [ -z "$python" ]; then
   not_run python_tests "the Python package did not install (python_install)"
 elif want check || [ "$part" = python ]; then
@@ -208,11 +264,7 @@ fi
 if want check && { [ ! -d "$inet10" ] || [ -z "$torch_prefix" ]; }; then
   not_run libtorch_train "$([ -z "$torch_prefix" ] && echo "PyTorch not found by python3" || echo "no 10-class set")"
 elif want check; then
-  # The libtorch example against this machine's PyTorch: a ResNet-18 on the 10-class set.
-  step torch_configure cmake -S . -B build-torch -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DCONVEYOR_ENABLE_CUDA=ON -DCONVEYOR_BUILD_TESTS=OFF -DCONVEYOR_BUILD_BENCHMARKS=OFF -DCONVEYOR_BUILD_TOOLS=OFF \
-    -DCMAKE_PREFIX_PATH="$deps/usr;$torch_prefix" "${jpeg[@]}"
-  step torch_build cmake --build build-torch -j "$(nproc)" --target conveyor-libtorch-train
+  # The libtorch example against this machine's PyTorch (built above): a ResNet-18 on the 10-class set.
   step libtorch_train build-torch/examples/libtorch_train/conveyor-libtorch-train --data "$inet10" --steps 300 \
     --batch 128 --size 224 --width 64 --workers 16 --csv "$out/libtorch_loss.csv"
   python3 benchmarks/compare/svg_plot.py --out "$out/libtorch_loss.svg" --csv "$out/libtorch_loss.csv" --every 10 \

@@ -14,21 +14,33 @@ def _shown(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
-def integer(who: str, name: str, value: Any, minimum: Optional[int] = None) -> int:
-    """`value` as an int: ints and objects with __index__ (numpy integers), not bools or floats."""
+# The C++ parameters' ranges: an int outside them would reach the binding, whose message is its
+# overload signatures. Arguments are C++ ints unless a call says otherwise.
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
+
+def integer(who: str, name: str, value: Any, minimum: Optional[int] = None, maximum: int = INT32_MAX) -> int:
+    """`value` as an int: ints and objects with __index__ (numpy integers), not bools or floats, in
+    [minimum, maximum] (a C++ int's range unless given)."""
     if isinstance(value, bool):
         raise TypeError(f"{who}: {name} must be an int, got {_shown(value)}")
     try:
         number = operator.index(value)
     except TypeError:
         raise TypeError(f"{who}: {name} must be an int, got {_shown(value)}") from None
-    if minimum is not None and number < minimum:
-        raise _conveyor.ConfigError(f"{who}: {name} must be >= {minimum}, got {number}")
+    lowest = INT32_MIN if minimum is None else minimum
+    if number < lowest:
+        raise _conveyor.ConfigError(f"{who}: {name} must be >= {lowest}, got {number}")
+    if number > maximum:
+        raise _conveyor.ConfigError(f"{who}: {name} must be <= {maximum}, got {number}")
     return number
 
 
-def optional_integer(who: str, name: str, value: Any, minimum: Optional[int] = None) -> Optional[int]:
-    return None if value is None else integer(who, name, value, minimum)
+def optional_integer(who: str, name: str, value: Any, minimum: Optional[int] = None,
+                     maximum: int = INT32_MAX) -> Optional[int]:
+    return None if value is None else integer(who, name, value, minimum, maximum)
 
 
 def flag(who: str, name: str, value: Any) -> bool:
@@ -95,5 +107,8 @@ def byte_size(who: str, name: str, value: Any) -> int:
         if unit not in _UNITS or not number >= 0:
             raise _conveyor.ConfigError(f"{who}: {name} must be bytes, an int or a size such as '8GiB' or '512MB', "
                                         f"got {value!r}")
-        return int(number * _UNITS[unit])
-    return integer(who, name, value, 0)
+        size = int(number * _UNITS[unit])
+        if size > UINT64_MAX:
+            raise _conveyor.ConfigError(f"{who}: {name} must be at most {UINT64_MAX} bytes, got {value!r}")
+        return size
+    return integer(who, name, value, 0, UINT64_MAX)

@@ -42,7 +42,15 @@ def _ours(t: Any, where: str) -> Any:
         args["value"] = "random"  # how v2 keeps it
     if "transforms" in args:
         args["transforms"] = [_ours(inner, _inside(where, k)) for k, inner in enumerate(args["transforms"])]
-    return ours(**args)
+    try:
+        return ours(**args)
+    except (_conveyor.ConfigError, TypeError) as e:
+        raise type(e)(f"{where} ({name}): {_without_name(str(e), name)}") from None
+
+
+def _without_name(message: str, name: str) -> str:
+    """`message` without the transform's name leading it (the caller names it with its place)."""
+    return message[len(name) + 2:] if message.startswith(name + ": ") else message
 
 
 def _flatten(pipeline: Any, where: str) -> List[Tuple[str, Any]]:
@@ -136,6 +144,7 @@ def image_augment(pipeline: Any) -> ImageAugment:
     steps = _flatten(pipeline, "the pipeline")
     a = ImageAugment(crop="", flip=0.0, normalize=None, dtype="u8", decode_scaling=False, torchvision_rounding=True)
     pixels: List[T.PixelTransform] = []
+    places: List[str] = []  # where each of `pixels` is in the pipeline
     resize_at: Optional[str] = None
     state = "decoded"  # then "uint8" after the crop, "float" after ToDtype, "normalised", "erased"
     for where, t in steps:
@@ -182,12 +191,14 @@ def image_augment(pipeline: Any) -> ImageAugment:
             a.flip = float(t.p)  # the crop's own flip: no program, today's fused path
         elif _only_erases(t):
             pixels.append(t)
+            places.append(where)
             state = "erased"
         elif isinstance(t, T._PIXEL_TRANSFORMS):
             if state != "uint8":
                 raise _conveyor.ConfigError(f"{where} ({name}) after ToDtype: conveyor runs pixel transforms on "
                                             "uint8 images, as recipes place them; move it before ToDtype")
             pixels.append(t)
+            places.append(where)
         elif isinstance(t, T.ToDtype):
             if isinstance(t.dtype, dict):
                 raise _conveyor.ConfigError(f"{where} (ToDtype): a dict of dtypes is not supported; give one dtype")
@@ -219,4 +230,20 @@ def image_augment(pipeline: Any) -> ImageAugment:
             "the pipeline has no crop: a batch needs one size, so conveyor's pipelines start with "
             "RandomResizedCrop(size), CenterCrop(size) or Resize(n) and CenterCrop(size)")
     a.transforms = pixels
+    try:  # what only the whole pipeline decides (a blur larger than the crop), named by its place
+        a._native()
+    except _conveyor.ConfigError as e:
+        raise _conveyor.ConfigError(_placed(str(e), places, pixels)) from None
     return a
+
+
+def _placed(message: str, places: List[str], pixels: List[Any]) -> str:
+    """ImageAugment's "ImageAugment: transforms[k]: <what>" with the pipeline's place of transform k."""
+    prefix = "ImageAugment: transforms["
+    if not message.startswith(prefix):
+        return message
+    k, _, rest = message[len(prefix):].partition("]: ")
+    if not k.isdigit() or int(k) >= len(places):
+        return message
+    name = type(pixels[int(k)]).__name__
+    return f"{places[int(k)]} ({name}): {_without_name(rest, name)}"

@@ -61,7 +61,7 @@ class TFRecordDataset(_conveyor.TFRecordDataset):
                  label_key: str = "image/class/label", label_offset: int = 0, use_index: bool = True) -> None:
         who = "TFRecordDataset"
         super().__init__(_args.path(who, "pattern", pattern), _args.text(who, "image_key", image_key),
-                         _args.text(who, "label_key", label_key), _args.integer(who, "label_offset", label_offset),
+                         _args.text(who, "label_key", label_key), _args.integer(who, "label_offset", label_offset, _args.INT64_MIN, _args.INT64_MAX),
                          _args.flag(who, "use_index", use_index))
 
 
@@ -74,4 +74,4 @@ class InMemory(_conveyor.InMemory):
         """Appends one sample's bytes and its label."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"InMemory.add: data must be bytes, got {type(data).__name__} (use .tobytes() for arrays)")
-        super().add(bytes(data), _args.integer("InMemory.add", "label", label))
+        super().add(bytes(data), _args.integer("InMemory.add", "label", label, _args.INT64_MIN, _args.INT64_MAX))

@@ -63,8 +63,8 @@ def _distributed(distributed: Any) -> Tuple[str, Optional[int], Optional[int]]:
     if isinstance(distributed, str) and distributed == "env":
         return "env", None, None
     if isinstance(distributed, (tuple, list)) and len(distributed) == 2:
-        rank = _args.integer("Loader", "distributed's rank", distributed[0], 0)
-        world = _args.integer("Loader", "distributed's world_size", distributed[1], 1)
+        rank = _args.integer("Loader", "distributed's rank", distributed[0], 0, _args.INT64_MAX)
+        world = _args.integer("Loader", "distributed's world_size", distributed[1], 1, _args.INT64_MAX)
         if rank >= world:
             raise _conveyor.ConfigError(f"Loader: distributed's rank {rank} must be below its world_size {world}")
         return "explicit", rank, world
@@ -193,9 +193,9 @@ class Loader:
         elif not isinstance(transform, (ImageAugment, RawTensor, Views)):
             transform = ImageAugment.from_transforms(transform)
         self.dataset = dataset
-        self.batch_size = _args.integer(who, "batch_size", batch_size)
+        self.batch_size = _args.integer(who, "batch_size", batch_size, 0)  # 0: the pipeline says > 0
         self.shuffle = _args.flag(who, "shuffle", shuffle)
-        self.seed = _args.integer(who, "seed", seed, 0)
+        self.seed = _args.integer(who, "seed", seed, 0, _args.UINT64_MAX)
         self.transform = transform
         mixing = batch_ops(batch_transform)
         mode, rank, world = _distributed(distributed)
@@ -272,7 +272,7 @@ class Loader:
         """Selects the epoch the next loop iterates: its order and its augmentation (a loop in
         progress goes on with its own). Loops after it go on from there. After `load_state_dict`,
         selecting the saved epoch keeps its resume point."""
-        epoch = _args.integer("Loader.set_epoch", "epoch", epoch, 0)
+        epoch = _args.integer("Loader.set_epoch", "epoch", epoch, 0, _args.UINT64_MAX)
         first = self._resume[1] if self._resume and self._resume[0] == epoch else 0
         if not first:
             self._resume = None
@@ -327,8 +327,9 @@ class Loader:
             if state.get(key) != mine:
                 raise _conveyor.ConfigError(f"Loader.load_state_dict: the state has {key} {state.get(key)}, "
                                             f"this loader {mine}: it would not resume the same batches")
-        epoch = _args.integer("Loader.load_state_dict", "the state's epoch", state.get("epoch"), 0)
-        done = _args.integer("Loader.load_state_dict", "the state's batches_done", state.get("batches_done"), 0)
+        epoch = _args.integer("Loader.load_state_dict", "the state's epoch", state.get("epoch"), 0, _args.UINT64_MAX)
+        done = _args.integer("Loader.load_state_dict", "the state's batches_done", state.get("batches_done"), 0,
+                             _args.UINT64_MAX)
         if done > len(self):
             raise _conveyor.ConfigError(f"Loader.load_state_dict: the state has batches_done {done}, "
                                         f"beyond this loader's {len(self)} batches an epoch")

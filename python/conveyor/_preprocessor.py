@@ -35,7 +35,7 @@ class Preprocessor:
             raise _conveyor.ConfigError("Preprocessor: a request holds encoded images: use an ImageAugment")
         if not isinstance(self.transform, ImageAugment):
             self.transform = ImageAugment.from_transforms(self.transform)
-        self.max_images = _args.integer(who, "max_images", max_images, 0)
+        self.max_images = _args.integer(who, "max_images", max_images, 0, _args.INT64_MAX)
         index = _device_index(who, device, False)
         self._impl = _conveyor.Preprocessor(
             self.transform._native(), max_images=self.max_images, lanes=_args.integer(who, "lanes", lanes, 0),

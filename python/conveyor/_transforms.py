@@ -77,6 +77,8 @@ class ImageAugment:
     columns. decode_scaling: None decodes at a DCT scale for random crops and at full size for
     center crops (exact torchvision evaluation); True or False forces it. lenient: accept what
     libjpeg only warns about. max_image_pixels: a larger image is refused before decoding.
+    sixteen_bit: "refuse" a 16-bit PNG (torchvision.io.decode_image gives uint16, which 8-bit
+    samples cannot keep), or "high_byte" (Pillow's convert("RGB"): torchvision's ImageFolder).
     transforms: pixel transforms (conveyor.transforms, torchvision v2's names and arguments) run
     after the crop and flip in order, each sample drawing its own; `drawn_calls` says what one drew.
 
@@ -103,6 +105,7 @@ class ImageAugment:
     decode_scaling: Optional[bool] = None
     lenient: bool = False
     max_image_pixels: int = 1 << 27
+    sixteen_bit: str = "refuse"
     transforms: Sequence[PixelTransform] = ()
     torchvision_rounding: bool = False
 
@@ -150,7 +153,8 @@ class ImageAugment:
             exif_orientation=_args.flag(who, "exif_orientation", self.exif_orientation),
             roi=_args.flag(who, "roi", self.roi), decode_scaling=decode_scaling,
             lenient=_args.flag(who, "lenient", self.lenient),
-            max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1),
+            max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1, _args.UINT64_MAX),
+            sixteen_bit=_args.choice(who, "sixteen_bit", self.sixteen_bit, ("refuse", "high_byte")),
             torchvision_rounding=_args.flag(who, "torchvision_rounding", self.torchvision_rounding),
             transforms=native_list(who, self.transforms))
 
@@ -160,9 +164,9 @@ class ImageAugment:
         reproduce its output, in order (the crop and resize, the flip, then the pixel transforms',
         erasing last on the normalised image)."""
         who = "ImageAugment.drawn_calls"
-        calls = _conveyor.drawn_calls(self._native(), seed=_args.integer(who, "seed", seed, 0),
-                                      epoch=_args.integer(who, "epoch", epoch, 0),
-                                      index=_args.integer(who, "index", index, 0),
+        calls = _conveyor.drawn_calls(self._native(), seed=_args.integer(who, "seed", seed, 0, _args.UINT64_MAX),
+                                      epoch=_args.integer(who, "epoch", epoch, 0, _args.UINT64_MAX),
+                                      index=_args.integer(who, "index", index, 0, _args.UINT64_MAX),
                                       width=_args.integer(who, "width", width, 1),
                                       height=_args.integer(who, "height", height, 1))
         return [DrawnCall(function, kwargs) for function, kwargs in calls]

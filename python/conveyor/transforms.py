@@ -38,14 +38,19 @@ def _jitter(name: str, value: Jitter) -> Union[None, float, Tuple[float, float]]
     return _args.real("ColorJitter", name, low), _args.real("ColorJitter", name, high)
 
 
-def _numbers(who: str, name: str, value: Any) -> List[float]:
-    """A number or a sequence of numbers, as a list."""
+def _numbers(who: str, name: str, value: Any, sizes: Optional[Sequence[int]] = None) -> List[float]:
+    """A number or a sequence of numbers, as a list; a sequence of one of `sizes` long, where given
+    (torchvision refuses `degrees=[10]`, though it takes `degrees=10`)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return [float(value)]
     try:
-        return [_args.real(who, name, v) for v in value]
+        numbers = [_args.real(who, name, v) for v in value]
     except TypeError:
         raise TypeError(f"{who}: {name} must be a number or a sequence of numbers, got {value!r}") from None
+    if sizes is not None and len(numbers) not in sizes:
+        lengths = " or ".join(str(n) for n in sizes)
+        raise _conveyor.ConfigError(f"{who}: {name} as a sequence must be of length {lengths}, got {value!r}")
+    return numbers
 
 
 def _fill(who: str, value: Any) -> Optional[List[float]]:
@@ -61,8 +66,21 @@ def _interpolation(who: str, value: Any) -> str:
     return _args.choice(who, "interpolation", str(getattr(value, "value", value)).lower(), ("nearest", "bilinear"))
 
 
+class _Checked:
+    """A pixel transform's arguments are checked as it is made, as torchvision checks its own: a
+    ConfigError (or a TypeError) names the transform, the argument and the value. (RandomApply,
+    RandomChoice and RandomOrder may hold a whole Compose, which a pipeline opens: they are checked
+    with the pipeline.)"""
+
+    def _native(self) -> _conveyor.PixelTransform:
+        raise NotImplementedError
+
+    def __post_init__(self) -> None:
+        self._native()
+
+
 @dataclasses.dataclass
-class RandomHorizontalFlip:
+class RandomHorizontalFlip(_Checked):
     """Flips the image left to right with probability `p` (right after the crop, ImageAugment's own
     `flip`; elsewhere in a pipeline, in its place)."""
 
@@ -73,7 +91,7 @@ class RandomHorizontalFlip:
 
 
 @dataclasses.dataclass
-class RandomVerticalFlip:
+class RandomVerticalFlip(_Checked):
     """Flips the image top to bottom with probability `p`."""
 
     p: float = 0.5
@@ -83,7 +101,7 @@ class RandomVerticalFlip:
 
 
 @dataclasses.dataclass
-class ColorJitter:
+class ColorJitter(_Checked):
     """Brightness, contrast, saturation and hue factors drawn uniformly from their ranges (a number
     v: [max(0, 1 - v), 1 + v], hue [-v, v]; or a (min, max) pair), applied in a random order."""
 
@@ -99,7 +117,7 @@ class ColorJitter:
 
 
 @dataclasses.dataclass
-class Grayscale:
+class Grayscale(_Checked):
     """The image's luma (torchvision's weights) in all three channels."""
 
     num_output_channels: int = 3
@@ -110,7 +128,7 @@ class Grayscale:
 
 
 @dataclasses.dataclass
-class RandomGrayscale:
+class RandomGrayscale(_Checked):
     """Grayscale with probability `p`."""
 
     p: float = 0.1
@@ -120,7 +138,7 @@ class RandomGrayscale:
 
 
 @dataclasses.dataclass
-class RandomInvert:
+class RandomInvert(_Checked):
     """255 - v with probability `p`."""
 
     p: float = 0.5
@@ -130,7 +148,7 @@ class RandomInvert:
 
 
 @dataclasses.dataclass
-class RandomPosterize:
+class RandomPosterize(_Checked):
     """Keeps the `bits` high bits of every value with probability `p`."""
 
     bits: int
@@ -142,7 +160,7 @@ class RandomPosterize:
 
 
 @dataclasses.dataclass
-class RandomSolarize:
+class RandomSolarize(_Checked):
     """Inverts the values at or above `threshold` with probability `p`."""
 
     threshold: float
@@ -154,7 +172,7 @@ class RandomSolarize:
 
 
 @dataclasses.dataclass
-class RandomAdjustSharpness:
+class RandomAdjustSharpness(_Checked):
     """adjust_sharpness(sharpness_factor) with probability `p` (0 blurs, 1 keeps, 2 sharpens)."""
 
     sharpness_factor: float
@@ -167,7 +185,7 @@ class RandomAdjustSharpness:
 
 
 @dataclasses.dataclass
-class RandomAutocontrast:
+class RandomAutocontrast(_Checked):
     """Stretches each channel to [0, 255] with probability `p`."""
 
     p: float = 0.5
@@ -177,7 +195,7 @@ class RandomAutocontrast:
 
 
 @dataclasses.dataclass
-class RandomEqualize:
+class RandomEqualize(_Checked):
     """Equalizes each channel's histogram with probability `p`."""
 
     p: float = 0.5
@@ -187,7 +205,7 @@ class RandomEqualize:
 
 
 @dataclasses.dataclass
-class GaussianBlur:
+class GaussianBlur(_Checked):
     """A Gaussian blur of `kernel_size` (one odd size, or (width, height)), sigma drawn uniformly
     from `sigma` (a (min, max) pair, or one value) for every sample."""
 
@@ -201,11 +219,11 @@ class GaussianBlur:
             raise _conveyor.ConfigError(f"{who}: kernel_size should be an int or a pair, got {self.kernel_size!r}")
         width = _args.integer(who, "kernel_size", sizes[0])
         return _conveyor.gaussian_blur(kernel_size=(width, _args.integer(who, "kernel_size", sizes[-1])),
-                                       sigma=_numbers(who, "sigma", self.sigma))
+                                       sigma=_numbers(who, "sigma", self.sigma, (2,)))
 
 
 @dataclasses.dataclass
-class RandomRotation:
+class RandomRotation(_Checked):
     """A rotation by an angle uniform in `degrees` (d: [-d, d]; counter-clockwise) about `center`
     (the image's by default); `expand=True` is refused (a batch's size is fixed)."""
 
@@ -218,13 +236,13 @@ class RandomRotation:
     def _native(self) -> _conveyor.PixelTransform:
         who = "RandomRotation"
         return _conveyor.random_rotation(
-            degrees=_numbers(who, "degrees", self.degrees), interpolation=_interpolation(who, self.interpolation),
+            degrees=_numbers(who, "degrees", self.degrees, (2,)), interpolation=_interpolation(who, self.interpolation),
             expand=_args.flag(who, "expand", self.expand), center=_optional_pair(who, "center", self.center),
             fill=_fill(who, self.fill))
 
 
 @dataclasses.dataclass
-class RandomAffine:
+class RandomAffine(_Checked):
     """An affine map drawn as torchvision draws it: angle in `degrees`, shifts up to `translate`
     (fractions of the width and height), a factor in `scale`, shears in `shear` (degrees)."""
 
@@ -239,15 +257,16 @@ class RandomAffine:
     def _native(self) -> _conveyor.PixelTransform:
         who = "RandomAffine"
         return _conveyor.random_affine(
-            degrees=_numbers(who, "degrees", self.degrees), translate=_optional_pair(who, "translate", self.translate),
+            degrees=_numbers(who, "degrees", self.degrees, (2,)),
+            translate=_optional_pair(who, "translate", self.translate),
             scale=_optional_pair(who, "scale", self.scale),
-            shear=None if self.shear is None else _numbers(who, "shear", self.shear),
+            shear=None if self.shear is None else _numbers(who, "shear", self.shear, (2, 4)),
             interpolation=_interpolation(who, self.interpolation), fill=_fill(who, self.fill),
             center=_optional_pair(who, "center", self.center))
 
 
 @dataclasses.dataclass
-class TrivialAugmentWide:
+class TrivialAugmentWide(_Checked):
     """One op of TrivialAugment's wide space, at a random magnitude bin, for every sample."""
 
     num_magnitude_bins: int = 31
@@ -262,7 +281,7 @@ class TrivialAugmentWide:
 
 
 @dataclasses.dataclass
-class RandAugment:
+class RandAugment(_Checked):
     """`num_ops` ops of RandAugment's space, each at bin `magnitude` of `num_magnitude_bins`."""
 
     num_ops: int = 2
@@ -280,7 +299,7 @@ class RandAugment:
 
 
 @dataclasses.dataclass
-class AutoAugment:
+class AutoAugment(_Checked):
     """One of the learned `policy`'s sub-policies ("imagenet", "cifar10", "svhn", or torchvision's
     AutoAugmentPolicy) for every sample."""
 
@@ -297,7 +316,7 @@ class AutoAugment:
 
 
 @dataclasses.dataclass
-class RandomErasing:
+class RandomErasing(_Checked):
     """With probability `p`, a rectangle of the normalised output (`scale` of its area, height to
     width in `ratio`) becomes `value`: a number, one per channel, or "random" (standard normal
     values)."""
@@ -364,6 +383,7 @@ _PIXEL_TRANSFORMS = (RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Gray
                      RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                      GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
                      RandomErasing, RandomApply, RandomChoice, RandomOrder)
+
 
 
 # Batch transforms, for Loader(batch_transform=...): they mix a finished batch, pairing sample i

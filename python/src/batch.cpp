@@ -88,7 +88,7 @@ nb::object Tensor::dlpack(nb::object stream, nb::object max_version, nb::object 
     // cudaStreamLegacy and cudaStreamPerThread are the handles 1 and 2 themselves.
     if (s != -1) order = reinterpret_cast<CUstream_st*>(static_cast<std::uintptr_t>(s));
   }
-  DLManagedTensor* managed = conveyor::to_dlpack(batch_, which_, order);
+  DLManagedTensor* managed = kept_ ? conveyor::to_dlpack(kept_->copy(order)) : conveyor::to_dlpack(batch_, which_, order);
   PyObject* capsule = PyCapsule_New(managed, "dltensor", [](PyObject* self) {
     // Still named "dltensor": no consumer took it, so its deleter is ours to run.
     if (PyCapsule_IsValid(self, "dltensor")) {

@@ -6,6 +6,7 @@
 #include <conveyor/pipeline/batch.hpp>
 #include <conveyor/pipeline/dlpack.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -20,12 +21,20 @@
 
 namespace conveyor_ext {
 
-/// One tensor of a batch, exported through DLPack (`__dlpack__`, `__dlpack_device__`).
+/// One tensor of a batch, exported through DLPack (`__dlpack__`, `__dlpack_device__`). Labels
+/// hold no slot: their values are kept (`Batch::keep_labels`) and each export copies them on the
+/// consumer's stream; images and soft targets share the batch.
 class Tensor {
  public:
   Tensor(conveyor::Batch batch, conveyor::BatchTensor which) : batch_(std::move(batch)), which_(which) {}
+  explicit Tensor(conveyor::KeptLabels labels)
+      : kept_(std::move(labels)), which_(conveyor::BatchTensor::labels),
+        kept_view_(conveyor::TensorView::contiguous(nullptr, conveyor::DType::i64,
+                                                    std::array<std::int64_t, 1>{std::int64_t(kept_->values().size())},
+                                                    kept_->device())) {}
 
   [[nodiscard]] const conveyor::TensorView& view() const {
+    if (kept_) return kept_view_;
     return which_ == conveyor::BatchTensor::images   ? batch_.images()
            : which_ == conveyor::BatchTensor::labels ? batch_.labels()
                                                      : batch_.targets();
@@ -43,14 +52,16 @@ class Tensor {
 
  private:
   conveyor::Batch batch_;
+  std::optional<conveyor::KeptLabels> kept_;
   conveyor::BatchTensor which_;
+  conveyor::TensorView kept_view_{};  // kept labels' shape, type and device (no data until exported)
 };
 
 class Batch {
  public:
   explicit Batch(conveyor::Batch b) : b_(std::move(b)) {}
   [[nodiscard]] Tensor images() const { return {b_, conveyor::BatchTensor::images}; }
-  [[nodiscard]] Tensor labels() const { return {b_, conveyor::BatchTensor::labels}; }
+  [[nodiscard]] Tensor labels() const { return Tensor(b_.keep_labels()); }
   /// The soft targets; the loader has a batch transform.
   [[nodiscard]] Tensor targets() const {
     if (!b_.targets().data) throw conveyor::ConfigError("Batch.targets: the Loader has no batch_transform");

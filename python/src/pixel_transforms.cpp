@@ -34,8 +34,12 @@ conveyor::Jitter jitter(const std::optional<Number>& v) {
   return {std::get<double>(*v)};
 }
 
-/// Checked with the list it joins (ImageAugment::validate), which names its position.
-PixelTransform make(conveyor::PixelTransform t) { return {std::move(t)}; }
+/// Checked as it is made, as torchvision checks its arguments in its constructors (the sizes it
+/// meets are checked with the ImageAugment it joins, which names its position).
+PixelTransform make(conveyor::PixelTransform t) {
+  std::visit([](const auto& x) { x.validate(); }, t);
+  return {std::move(t)};
+}
 
 /// RandomErasing's value: a number, one per channel (or one), or "random".
 conveyor::ErasingValue erasing_value(const std::variant<double, std::vector<double>, std::string>& v) {

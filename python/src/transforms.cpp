@@ -31,7 +31,7 @@ Transform image_augment(const std::string& crop, int size, std::pair<double, dou
                         std::optional<std::vector<float>> mean, std::optional<std::vector<float>> std_dev,
                         const std::string& dtype, const std::string& layout, bool exif_orientation, bool roi,
                         std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
-                        bool torchvision_rounding,
+                        const std::string& sixteen_bit, bool torchvision_rounding,
                         const std::vector<PixelTransform>& transforms) {
   conveyor::ImageAugment a;
   if (crop == "random_resized")
@@ -58,6 +58,7 @@ Transform image_augment(const std::string& crop, int size, std::pair<double, dou
   a.decode_scaling = decode_scaling;
   a.decode.lenient = lenient;
   a.decode.max_image_pixels = max_image_pixels;
+  a.decode.sixteen_bit = conveyor::parse_sixteen_bit(sixteen_bit);
   for (const PixelTransform& t : transforms) a.transforms.push_back(t.held);
   a.validate();
   Transform t = make_transform(conveyor::AnyTransform(a));
@@ -96,7 +97,7 @@ void bind_transforms(nb::module_& m) {
       .def_ro("dtype", &Transform::dtype);
   m.def("image_augment", &image_augment, "crop"_a, "size"_a, "scale"_a, "ratio"_a, "resize"_a, "flip"_a, "mean"_a,
         "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
-        "max_image_pixels"_a, "torchvision_rounding"_a = false, "transforms"_a = std::vector<PixelTransform>{});
+        "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "transforms"_a = std::vector<PixelTransform>{});
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
   m.def("views", &views, "views"_a, "Views of (image transform, count) pairs: each image decoded once.");
 }

@@ -57,7 +57,8 @@ std::vector<std::byte> mixed_on_cpu(std::vector<std::byte> x, std::size_t count,
 
 }  // namespace
 
-TEST_CASE("The mixing kernel equals the CPU's mixing on random batches and draws", "[gpu][batch_transform]") {
+TEST_CASE("The mixing kernel equals the CPU's mixing on random batches and draws",
+          "[gpu][batch_transform][kernels]") {
   CounterRng rng(0x6d1c, 0, 0, RngOp::user);
   for (int round = 0; round < 200; ++round) {
     const DType dtype = std::array{DType::f32, DType::bf16, DType::f16, DType::u8}[rng.below(4)];

@@ -204,7 +204,7 @@ TEST_CASE("GPU decodes into reused slots never corrupt a batch", "[gpu][nvjpeg][
 
 // Which decoder takes a sample is its own draw, so a share gives the same bits for any number of
 // workers, and what the CPU decodes is the CPU's exactly.
-TEST_CASE("a GPU share splits samples the same way for any worker count", "[gpu][nvjpeg]") {
+TEST_CASE("a GPU share splits samples the same way for any worker count", "[gpu][nvjpeg][kernels]") {
   if (!has_nvjpeg()) CONVEYOR_SKIP("built without nvJPEG");
   const InMemory data = conveyor_test::jpeg_dataset(120, 4);
   const ImageAugment aug = u8(ImageAugment{.crop = RandomResizedCrop{.size = 48}, .flip = {.p = 0.5}});

@@ -95,7 +95,7 @@ std::vector<std::byte> on_device(const RandomBatch& b, const ops::OutputParams& 
 
 }  // namespace
 
-TEST_CASE("the fused kernel equals the CPU resampler on random plans and pixels", "[gpu][kernel]") {
+TEST_CASE("the fused kernel equals the CPU resampler on random plans and pixels", "[gpu][kernel][kernels]") {
   const int sizes[][2] = {{224, 224}, {57, 131}, {1, 1}, {200, 3}};
   std::uint64_t seed = 40;
   for (auto [ow, oh] : sizes)

@@ -120,6 +120,7 @@ TEST_CASE("GPU batches equal CPU batches on PNGs of every kind mixed with JPEGs"
       train.dtype = eval.dtype = dtype;
       train.layout = eval.layout = layout;
       if (dtype == DType::u8) train.normalize.reset(), eval.normalize.reset();
+      train.decode.sixteen_bit = eval.decode.sixteen_bit = SixteenBit::high_byte;  // the suites' 16-bit files
       require_same_as_cpu(mixed, train, {.batch_size = 16, .workers = 8, .seed = 4, .device = 0}, 1);
       require_same_as_cpu(mixed, eval, {.batch_size = 16, .workers = 8, .device = 0}, 1);
     }
@@ -410,6 +411,8 @@ TEST_CASE("an allocation the device cannot make fails construction with a CudaEr
   SECTION("pinned host memory: an arena of 64 TiB") {
     PipelineOptions huge = options;
     huge.arena_bytes = std::size_t{1} << 46;
+    huge.memory_budget = std::size_t{1} << 50;  // past memory_budget's own ConfigError, to the allocation
+    huge.prefetch = 2;
     refused(huge, "cudaHostAlloc(", "64 TiB of pinned memory was allocated");
   }
   CHECK(cudaGetLastError() == cudaSuccess);

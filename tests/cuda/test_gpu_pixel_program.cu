@@ -15,6 +15,7 @@
 
 #include "support/data.hpp"
 #include "support/pixel_programs.hpp"
+#include "support/torchvision_values.hpp"
 
 #include <algorithm>
 #include <array>
@@ -117,6 +118,43 @@ TEST_CASE("the pixel-program kernel equals the CPU executor on random programs a
   }
 }
 
+// The sanitizers' case (racecheck and synccheck cost is the kernel's shared memory and barriers):
+// every op on small images, and GaussianBlur's tiles across several tiles and bands.
+TEST_CASE("the pixel-program kernel on small images equals the CPU executor for every op and GaussianBlur's tiles",
+          "[gpu][pixel][kernels]") {
+  const int sizes[][2] = {{37, 23}, {1, 1}, {16, 40}};
+  std::uint64_t seed = 90;
+  for (auto [width, height] : sizes) {
+    CounterRng rng(++seed, 0, 0, RngOp::user);
+    std::vector<PixelImage> images;
+    for (int i = 0; i < 12; ++i) images.push_back(conveyor_test::random_pixels(width, height, seed * 1000 + i));
+    const std::vector<px::PixelProgram> programs = random_programs(rng, images.size(), width, height);
+    for (const ops::OutputParams& params : {output(DType::u8, Layout::NHWC), output(DType::bf16, Layout::NCHW)}) {
+      const std::vector<std::byte> got = on_device(images, programs, params);
+      const std::size_t sample_bytes = images[0].pixels.size() * dtype_size(params.dtype);
+      std::vector<std::byte> expected(sample_bytes);
+      ops::cpu::PixelScratch scratch;
+      for (std::size_t i = 0; i < images.size(); ++i) {
+        PixelImage image = images[i];
+        ops::cpu::run_pixel_program(programs[i], image.pixels.data(), width, height, params, expected.data(), scratch);
+        REQUIRE(std::memcmp(got.data() + i * sample_bytes, expected.data(), sample_bytes) == 0);
+      }
+    }
+  }
+  for (auto [width, height] : {std::array{33, 250}, std::array{70, 9}}) {
+    std::vector<PixelImage> images;
+    std::vector<px::PixelProgram> programs;
+    for (int i = 0; i < 3; ++i) {
+      images.push_back(conveyor_test::random_pixels(width, height, 4000 + static_cast<std::uint64_t>(i)));
+      px::PixelProgram p;
+      const int across = std::min(px::max_blur_kernel, 2 * (width - 1) + 1), down = std::min(15, 2 * (height - 1) + 1);
+      px::append(p, px::gaussian_blur(i == 0 ? across : 5, i == 2 ? 1 : down, 1.5 + i, 0.7));
+      programs.push_back(p);
+    }
+    require_same_as_cpu(images, programs);
+  }
+}
+
 TEST_CASE("GaussianBlur's tiles equal the CPU pass on random sizes and kernels up to 63 and sigmas", "[gpu][pixel]") {
   // one tile and many, bands of every height, kernels whose zero taps are skipped or not
   // (a section a size, so racecheck can take one size at a time: `-c 224x224`)
@@ -187,4 +225,40 @@ TEST_CASE("the pixel-program kernel runs every op alone on real photos", "[gpu][
     }
   }
   require_same_as_cpu(images, programs);
+}
+
+TEST_CASE("the kernel's hue and equalize equal torchvision's where random images may not tell their branches apart",
+          "[gpu][pixel]") {
+  // The op functions are the CPU executor's too, so comparing the two cannot catch a wrong branch:
+  // these compare the kernel with torchvision's own outputs (support/torchvision_values.hpp).
+  namespace tv = conveyor_test::torchvision_values;
+  const int colours = static_cast<int>(tv::hue_colours.size());
+  std::vector<PixelImage> images;
+  std::vector<px::PixelProgram> programs;
+  for (const double factor : tv::hue_factors) {
+    PixelImage image{colours, 1, {}};
+    for (const auto& rgb : tv::hue_colours)
+      for (const int c : rgb) image.pixels.push_back(static_cast<std::uint8_t>(c));
+    images.push_back(image);
+    px::PixelProgram program;
+    px::append(program, px::adjust_hue(factor));
+    programs.push_back(program);
+  }
+  const std::vector<std::byte> hued = on_device(images, programs, output(DType::u8, Layout::NHWC));
+  for (std::size_t f = 0; f < tv::hue_factors.size(); ++f)
+    for (int k = 0; k < colours; ++k)
+      for (int c = 0; c < 3; ++c) {
+        INFO("factor " << tv::hue_factors[f] << ", colour " << k << ", channel " << c);
+        CHECK(std::to_integer<int>(hued[(f * colours + k) * 3 + c]) == tv::hue_adjusted[f][k][c]);
+      }
+  const std::vector<int> values = tv::equalize_values();  // 700 values: a 35 x 20 image
+  PixelImage grey{35, 20, {}};
+  for (const int v : values) grey.pixels.insert(grey.pixels.end(), 3, static_cast<std::uint8_t>(v));
+  px::PixelProgram equalize;
+  px::append(equalize, px::equalize());
+  const std::vector<std::byte> equalized = on_device({grey}, {equalize}, output(DType::u8, Layout::NHWC));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    INFO("value " << values[i]);
+    REQUIRE(std::to_integer<int>(equalized[i * 3]) == tv::equalized(values[i]));
+  }
 }

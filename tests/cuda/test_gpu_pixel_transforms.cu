@@ -10,6 +10,7 @@
 #include "cuda/gpu_batches.hpp"
 #include "support/data.hpp"
 #include "support/images.hpp"
+#include "support/recipes.hpp"
 #include "support/temp_dir.hpp"
 
 #include <filesystem>
@@ -76,7 +77,7 @@ TEST_CASE("pixel programs on the GPU equal the CPU backend's batches for every d
       aug.dtype = dtype;
       aug.layout = layout;
       if (dtype == DType::u8) aug.normalize.reset();
-      aug.transforms = random_recipe(rng);
+      aug.transforms = conveyor_test::for_output(random_recipe(rng), dtype);
       aug.validate();
       INFO("dtype " << to_string(dtype) << ", layout " << to_string(layout) << ", " << aug.transforms.size()
                     << " transforms");
@@ -85,7 +86,7 @@ TEST_CASE("pixel programs on the GPU equal the CPU backend's batches for every d
       eval.dtype = dtype;
       eval.layout = layout;
       if (dtype == DType::u8) eval.normalize.reset();
-      eval.transforms = random_recipe(rng);
+      eval.transforms = conveyor_test::for_output(random_recipe(rng), dtype);
       eval.validate();
       require_same_as_cpu(photos, eval, {.batch_size = 7, .workers = 4, .seed = 4, .device = 0}, 1);
     }
@@ -115,7 +116,8 @@ TEST_CASE("samples resampled on the CPU run their programs on the GPU with the s
   const FileList photos = conveyor_test::corpus_photos(data, t);
   CounterRng rng(99, 0, 0, RngOp::user);
   for (DType dtype : {DType::u8, DType::f16}) {
-    ImageAugment aug{.crop = RandomResizedCrop{.size = 32}, .transforms = random_recipe(rng), .dtype = dtype};
+    ImageAugment aug{.crop = RandomResizedCrop{.size = 32}, .transforms = conveyor_test::for_output(random_recipe(rng), dtype),
+                     .dtype = dtype};
     if (dtype != DType::u8) aug.normalize = Normalize::imagenet();
     aug.validate();
     // No room to stage a window: every sample's u8 image is made on the CPU and uploaded.

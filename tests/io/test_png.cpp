@@ -53,7 +53,8 @@ std::uint32_t crc32(const unsigned char* p, std::size_t n) {
 
 TEST_CASE("every PNG of the suites decodes, and its windows are those of its whole decode", "[io][png][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
-  ImageDecoder d;
+  const DecodeOptions high_bytes{.sixteen_bit = SixteenBit::high_byte};
+  ImageDecoder d(high_bytes);
   ByteBuffer bytes;
   int files = 0, interlaced = 0;
   for (const auto& dir : {data / "png" / "pngsuite", data / "png" / "testpngs"})
@@ -65,7 +66,7 @@ TEST_CASE("every PNG of the suites decodes, and its windows are those of its who
       const auto all = whole(d, bytes.span(), info);
       CHECK(info.format == ImageFormat::png);
       CHECK_FALSE(info.scalable);
-      PngDecoder probe;
+      PngDecoder probe(high_bytes);
       interlaced += probe.read_header(bytes.span()).interlaced;
       CounterRng rng(9, 0, std::uint64_t(files), RngOp::user);
       for (int k = 0; k < 4; ++k) {
@@ -84,6 +85,29 @@ TEST_CASE("every PNG of the suites decodes, and its windows are those of its who
     }
   CHECK(files >= 140);
   CHECK(interlaced >= 20);  // pngsuite's i*.png and interlaced/
+}
+
+TEST_CASE("a 16-bit PNG is refused from its header unless its high bytes are asked for", "[io][png][data]") {
+  // torchvision.io.decode_image gives uint16 (ToDtype then divides by 65535): truncating it to 8
+  // bits silently would differ from it by up to 0.0038 after ToDtype.
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  ByteBuffer bytes;
+  int sixteen = 0;
+  for (const auto& path : pngs_under(data / "png" / "pngsuite")) {
+    read_file(path.string(), bytes);
+    PngDecoder probe({.sixteen_bit = SixteenBit::high_byte});
+    if (probe.read_header(bytes.span()).bit_depth != 16) continue;
+    INFO(path.string());
+    ++sixteen;
+    ImageDecoder refusing;
+    CHECK_THROWS_WITH(refusing.read_header(bytes.span()), Catch::Matchers::Contains("16-bit PNG") &&
+                                                             Catch::Matchers::Contains("sixteen_bit = high_byte"));
+    ImageDecoder taking({.sixteen_bit = SixteenBit::high_byte});
+    ImageInfo info;
+    const std::size_t decoded = whole(taking, bytes.span(), info).size();
+    CHECK(decoded == std::size_t(info.width) * std::size_t(info.height) * 3);
+  }
+  CHECK(sixteen >= 10);
 }
 
 TEST_CASE("a PNG is decoded only down to the window's last row", "[io][png][data]") {

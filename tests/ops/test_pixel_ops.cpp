@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/torchvision_values.hpp"
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -123,6 +125,26 @@ TEST_CASE("hue round-trips every grey and primary at factor 0", "[ops][pixel]") 
   for (int v = 0; v < 256; ++v)
     for (std::array<int, 3> rgb : {std::array{v, v, v}, std::array{v, 0, 0}, std::array{0, v, 0}, std::array{0, 0, v}})
       REQUIRE(point<px::AdjustHue>(px::adjust_hue(0.0), rgb) == rgb);
+}
+
+TEST_CASE("hue equals torchvision's in every sector of its round trip, on colours whose channels differ",
+          "[ops][pixel]") {
+  namespace tv = conveyor_test::torchvision_values;
+  for (std::size_t f = 0; f < tv::hue_factors.size(); ++f)
+    for (std::size_t k = 0; k < tv::hue_colours.size(); ++k) {
+      INFO("factor " << tv::hue_factors[f] << ", colour " << k);
+      CHECK(point<px::AdjustHue>(px::adjust_hue(tv::hue_factors[f]), tv::hue_colours[k]) == tv::hue_adjusted[f][k]);
+    }
+}
+
+TEST_CASE("equalize leaves the brightest value's pixels out of its step, as torchvision does", "[ops][pixel]") {
+  namespace tv = conveyor_test::torchvision_values;
+  const std::vector<int> values = tv::equalize_values();
+  const std::vector<int> got = through_table<px::Equalize>(px::equalize(), grey_image(values));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    INFO("value " << values[i]);
+    REQUIRE(got[i] == tv::equalized(values[i]));
+  }
 }
 
 TEST_CASE("statistic ops on images worked out by hand", "[ops][pixel]") {

@@ -184,10 +184,34 @@ TEST_CASE("statistic ops see the whole image: contrast's mean, equalize's histog
   CHECK(half[23] == 159);  // 100 + 59.5
 }
 
-TEST_CASE("records with unknown codes are skipped", "[ops][pixel][program]") {
-  const PixelImage image = conveyor_test::random_pixels(8, 8, 7);
-  CHECK(applied(program_of({px::PixelOp{.code = 99}, px::invert(), px::PixelOp{.code = 0}}), image) ==
-        applied(program_of({px::invert()}), image));
+TEST_CASE("the executor refuses, before any op runs, a record it cannot run on the image", "[ops][pixel][program]") {
+  // Each would read outside the image or its prepared weights: a blur whose half kernel reaches
+  // the image's side (reflect padding's index leaves it), kernel sizes past the weights, a record
+  // made for another size, a quarter turn of a non-square image, an unknown code.
+  const auto refused = [](const px::PixelProgram& program, int width, int height, const char* why) {
+    PixelImage image = conveyor_test::random_pixels(width, height, 7);
+    const std::vector<std::uint8_t> before = image.pixels;
+    ops::cpu::PixelScratch scratch;
+    INFO(why << " on " << width << " x " << height);
+    CHECK_THROWS_AS(ops::cpu::apply_pixel_ops(program, image.pixels.data(), width, height, scratch), ConfigError);
+    CHECK(image.pixels == before);
+  };
+  for (int side = 1; side <= 12; ++side)
+    for (int k = 1; k <= px::max_blur_kernel; k += 2) {
+      const px::PixelProgram blur = program_of({px::invert(), px::gaussian_blur(k, 1, 1.0, 1.0)});
+      if (k / 2 >= side) refused(blur, side, 3, "a blur as wide as the image");
+      else CHECK_NOTHROW(applied(blur, conveyor_test::random_pixels(side, 3, 7)));
+    }
+  refused(program_of({px::gaussian_blur(3, 23, 1.0, 1.0)}), 40, 11, "a blur as high as the image");
+  px::PixelOp wide = px::gaussian_blur(63, 63, 1.0, 1.0);
+  wide.i[0] = 65;
+  refused(program_of({wide}), 100, 100, "a kernel larger than the prepared weights");
+  refused(program_of({px::rotate({.angle = 30.0}, 8, 9)}), 9, 8, "an affine record made for another size");
+  px::PixelOp turn = px::rotate({.angle = 90.0}, 8, 8);
+  turn.i[3] = 9;
+  refused(program_of({turn}), 9, 8, "a quarter turn of a non-square image");
+  refused(program_of({px::erase(5, 0, 4, 2, {1.0, 1.0, 1.0})}), 8, 8, "an erased rectangle past the image");
+  refused(program_of({px::invert(), px::PixelOp{.code = 99}}), 8, 8, "an unknown code");
 }
 
 TEST_CASE("the store normalises like store() and erases with the last covering record", "[ops][pixel][program]") {

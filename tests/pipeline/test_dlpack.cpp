@@ -81,6 +81,40 @@ TEST_CASE("labels kept from every batch hold no slot and keep their values", "[p
   }
 }
 
+// Python's Batch.labels: kept before any stream is known (`Batch::keep_labels`), exported later,
+// as often as asked, on the stream asked, from values the host holds: no slot held meanwhile.
+TEST_CASE("kept labels hold no slot and copy their values where the batch's labels were, each time asked",
+          "[pipeline][dlpack]") {
+  const conveyor_test::HostDevice host_device;
+  const conveyor_test::IndexDataset data(14);
+  const RawTensor raw{SampleSpec{DType::u8, 1, {8, 0, 0}}};
+  for (int device : {cpu_device, 0}) {
+    INFO("device " << device);
+    BatchPipeline pipe(data, RandomSampler(14, {.seed = 3}), raw,
+                       {.batch_size = 3, .workers = 2, .prefetch = 2, .device = device});
+    std::vector<KeptLabels> kept;
+    std::vector<std::vector<std::int64_t>> expected;
+    for (const Batch& b : pipe) {
+      kept.push_back(b.keep_labels());
+      const TensorCopy now = b.copy_labels();
+      expected.emplace_back(static_cast<const std::int64_t*>(now.view().data),
+                            static_cast<const std::int64_t*>(now.view().data) + b.size());
+      REQUIRE(pipe.slots_held() == 1);  // the loop's batch; none for the labels kept so far
+    }
+    REQUIRE(kept.size() == 5);
+    for (std::size_t k = 0; k < kept.size(); ++k)
+      for (int twice = 0; twice < 2; ++twice) {
+        DLManagedTensor* t = to_dlpack(kept[k].copy());
+        CHECK(t->dl_tensor.device.device_type == (device == cpu_device ? kDLCPU : kDLCUDA));
+        CHECK(t->dl_tensor.dtype.code == kDLInt);
+        REQUIRE(t->dl_tensor.shape[0] == std::int64_t(expected[k].size()));
+        const auto* values = static_cast<const std::int64_t*>(t->dl_tensor.data);
+        CHECK(std::vector<std::int64_t>(values, values + expected[k].size()) == expected[k]);
+        t->deleter(t);
+      }
+  }
+}
+
 #else
 
 TEST_CASE("DLPack tensors of host batches", "[pipeline][dlpack]") {

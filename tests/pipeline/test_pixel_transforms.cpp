@@ -11,6 +11,8 @@
 #include "support/data.hpp"
 #include "support/digest.hpp"
 #include "support/host_device.hpp"
+#include "support/images.hpp"
+#include "support/recipes.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -56,9 +58,9 @@ std::vector<std::byte> apply_one(const ImageAugment& aug, const InMemory& data, 
   return out;
 }
 
-/// `aug` with `transforms`.
+/// `aug` with `transforms` (their erasings' values ones its output holds).
 ImageAugment with(ImageAugment aug, std::vector<PixelTransform> transforms) {
-  aug.transforms = std::move(transforms);
+  aug.transforms = conveyor_test::for_output(std::move(transforms), aug.dtype);
   aug.validate();
   return aug;
 }
@@ -191,6 +193,52 @@ TEST_CASE("ImageAugment refuses transforms it cannot run, naming them", "[pipeli
   CHECK_THROWS_WITH(aug.validate(), Catch::Matchers::Contains("ColorJitter comes after RandomErasing"));
   aug.transforms = {RandomSolarize{.threshold = 256.0}};
   CHECK_THROWS_WITH(aug.validate(), Catch::Matchers::Contains("transforms[0]: RandomSolarize: threshold must be at most 255"));
+}
+
+TEST_CASE("a GaussianBlur whose half kernel reaches the output's side is refused before any sample, as torchvision "
+          "refuses its image", "[pipeline][transforms]") {
+  // torchvision reflect-pads by kernel_size // 2, which torch's pad takes only below the side.
+  for (int size = 1; size <= 12; ++size)
+    for (int k = 1; k <= ops::pixel::max_blur_kernel; k += 2) {
+      INFO("size " << size << ", kernel " << k);
+      ImageAugment aug{.crop = RandomResizedCrop{.size = size}, .transforms = {GaussianBlur{.kernel_size = k}}};
+      if (k / 2 < size) {
+        CHECK_NOTHROW(aug.validate());
+      } else {
+        CHECK_THROWS_WITH(aug.validate(), Catch::Matchers::Contains("transforms[0]: GaussianBlur: kernel_size") &&
+                                              Catch::Matchers::Contains("Padding size should be less"));
+      }
+    }
+  // one axis is enough; nested in containers the message follows the nesting
+  ImageAugment tall{.crop = CenterCrop{12}, .transforms = {GaussianBlur{.kernel_size = KernelSize{3, 25}}}};
+  CHECK_THROWS_WITH(tall.validate(), Catch::Matchers::Contains("kernel_size (3, 25)"));
+  ImageAugment nested{.crop = CenterCrop{12},
+                      .transforms = {RandomInvert{},
+                                     RandomChoice{.transforms = {RandomInvert{},
+                                                                 RandomApply{.transforms = {RandomEqualize{},
+                                                                                            GaussianBlur{.kernel_size = 25}}}}}}};
+  CHECK_THROWS_WITH(nested.validate(),
+                    Catch::Matchers::Contains("transforms[1]: RandomChoice: transforms[1]: RandomApply: transforms[1]: "
+                                              "GaussianBlur: kernel_size (25, 25)"));
+  Views views{{View{ImageAugment::train(32)}, View{ImageAugment{.crop = RandomResizedCrop{.size = 8},
+                                                                  .transforms = {GaussianBlur{.kernel_size = 17}}}}}};
+  CHECK_THROWS_WITH(views.validate(), Catch::Matchers::Contains("view 1: ImageAugment: transforms[0]: GaussianBlur"));
+}
+
+TEST_CASE("a sample whose program cannot run on its image fails with an error, never a read outside it",
+          "[pipeline][transforms]") {
+  // Unvalidated, so the draw reaches the sample: its program is checked record by record first.
+  const ImageAugment aug{.crop = RandomResizedCrop{.size = 8}, .transforms = {GaussianBlur{.kernel_size = 23}}};
+  InMemory data;
+  data.add(conveyor_test::random_jpeg(1, 1, 3), 0);
+  data.add(conveyor_test::random_jpeg(40, 30, 4), 1);
+  for (std::uint64_t index : {0, 1}) {
+    INFO("sample " << index);
+    auto ws = aug.make_workspace();
+    std::vector<std::byte> out(aug.sample_spec().bytes());
+    CHECK_THROWS_WITH(aug.apply({5, 0, index, nullptr}, data.bytes(index), out, ws),
+                      Catch::Matchers::Contains("gaussian_blur: the kernel's half size must be less than the image's"));
+  }
 }
 
 namespace {

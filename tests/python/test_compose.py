@@ -120,8 +120,8 @@ def test_random_choice_and_random_order_refuse_what_they_cannot_run():
         native(T.RandomOrder([]))
     with pytest.raises(conveyor.ConfigError, match=r"RandomOrder: transforms\[0\] \(RandomErasing\) erases"):
         native(T.RandomOrder([T.RandomErasing()]))
-    with pytest.raises(conveyor.ConfigError, match=r"RandomChoice: transforms\[1\]: RandomInvert: p must be in \[0, 1\]"):
-        native(T.RandomChoice([T.RandomGrayscale(), T.RandomInvert(2.0)]))
+    with pytest.raises(conveyor.ConfigError, match=r"^RandomInvert: p must be in \[0, 1\]"):
+        native(T.RandomChoice([T.RandomGrayscale(), T.RandomInvert(2.0)]))  # refused as it is made
     with pytest.raises(TypeError, match=r"RandomOrder: transforms\[1\] must be one of conveyor.transforms' classes"):
         native(T.RandomOrder([T.RandomInvert(), T.CenterCrop(3)]))
 

@@ -28,16 +28,49 @@ def pngs(root, *parts):
     return sorted(p for p in (root / "png").joinpath(*parts).rglob("*.png"))
 
 
+def bit_depth(path):
+    """The PNG's bit depth, from its IHDR (the first chunk: its depth is byte 24 of the file)."""
+    return path.read_bytes()[24]
+
+
 def test_png_pixels_equal_pillow_on_every_suite_file(shared_data):
     files = pngs(shared_data, "pngsuite") + [p for p in pngs(shared_data, "testpngs")
                                              if p.parent.name not in ("crashers", "badpal")]
     assert len(files) > 150
+    sixteen = [p for p in files if bit_depth(p) == 16]
+    assert len(sixteen) >= 10
     for path in files:
-        mine = conveyor.decode_image(path.read_bytes())
+        mine = conveyor.decode_image(path.read_bytes(), sixteen_bit="high_byte")
         theirs = pillow_rgb(path)
         assert mine.shape == theirs.shape, path.name
         diff = numpy.flatnonzero(mine != theirs)
         assert diff.size == 0, f"{path.name}: {diff.size} values differ from Pillow's, first at {diff[0]}"
+        if bit_depth(path) != 16:
+            assert numpy.array_equal(conveyor.decode_image(path.read_bytes()), mine), path.name
+
+
+def test_a_16_bit_png_is_refused_by_name_unless_its_high_bytes_are_asked_for(shared_data, tmp_path):
+    """torchvision.io.decode_image gives uint16 and ToDtype(float32, scale=True) divides by 65535:
+    8-bit samples cannot keep that, so conveyor refuses the file rather than truncate it, in
+    decode_image and in a Loader (the sample's error names the file); sixteen_bit="high_byte"
+    decodes it as Pillow's convert("RGB") does, for an ImageFolder user."""
+    sixteen = [p for p in pngs(shared_data, "pngsuite") if bit_depth(p) == 16]
+    eight = [p for p in pngs(shared_data, "pngsuite") if bit_depth(p) == 8]
+    assert sixteen and eight
+    with pytest.raises(conveyor.DecodeError, match="16-bit PNG"):
+        conveyor.decode_image(sixteen[0].read_bytes())
+    folder = tmp_path / "images" / "a"
+    folder.mkdir(parents=True)
+    (folder / "0.png").write_bytes(eight[0].read_bytes())
+    (folder / "1.png").write_bytes(sixteen[0].read_bytes())
+    plain = conveyor.ImageAugment(crop="center", size=8, dtype="u8")
+    loader = conveyor.Loader(str(tmp_path / "images"), batch_size=2, workers=0, transform=plain, output="numpy")
+    with pytest.raises(conveyor.SampleError, match=r"1\.png.*16-bit PNG"):
+        list(loader)
+    high = conveyor.ImageAugment(crop="center", size=8, dtype="u8", sixteen_bit="high_byte")
+    loader = conveyor.Loader(str(tmp_path / "images"), batch_size=2, workers=0, transform=high, output="numpy")
+    (images, _), = list(loader)
+    assert images.shape == (2, 3, 8, 8)
 
 
 def test_damaged_pngs_fail_cleanly_or_decode_as_pillow_does(shared_data):

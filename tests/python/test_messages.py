@@ -84,6 +84,49 @@ def test_an_unknown_transform_choice_names_the_parameter_and_the_choices(data, m
     assert not any(noise in str(e.value) for noise in NANOBIND)
 
 
+@pytest.mark.parametrize("make,message", [
+    (lambda d: conveyor.Loader(d, batch_size=-1), r"Loader: batch_size must be >= 0, got -1"),
+    (lambda d: conveyor.Loader(d, batch_size=10**20), r"Loader: batch_size must be <= 2147483647, got 10{20}"),
+    (lambda d: conveyor.Loader(d, seed=2**64), r"Loader: seed must be <= 18446744073709551615, got 18446744073709551616"),
+    (lambda d: conveyor.Loader(d, seed=-1), r"Loader: seed must be >= 0, got -1"),
+    (lambda d: conveyor.Loader(d, workers=2**40), r"Loader: workers must be <= 2147483647"),
+    (lambda d: conveyor.Loader(d, memory_budget=2**70), r"Loader: memory_budget must be <= 18446744073709551615"),
+    (lambda d: conveyor.InMemory().add(b"x", 2**63), r"InMemory.add: label must be <= 9223372036854775807"),
+    (lambda d: conveyor.ImageAugment(size=2**31)._native(), r"ImageAugment: size must be <= 2147483647"),
+])
+def test_an_integer_out_of_its_range_names_the_parameter(data, make, message):
+    """An int the C++ parameter cannot hold is refused by name, not with the binding's signatures."""
+    with pytest.raises(conveyor.ConfigError, match=message) as e:
+        make(data)
+    assert not any(noise in str(e.value) for noise in NANOBIND), str(e.value)
+
+
+def test_a_transforms_argument_error_names_its_place_in_the_compose(data):
+    """What torchvision accepts but conveyor cannot run, or what only the crop's size rules out,
+    named by its place in the pipeline, as the other Compose messages are; conveyor.transforms'
+    own classes refuse their arguments as they are made, as torchvision's do."""
+    v2 = pytest.importorskip("torchvision.transforms.v2")
+    cases = [
+        ([v2.RandomResizedCrop(32), v2.TrivialAugmentWide(interpolation=v2.InterpolationMode.BICUBIC)],
+         r"^transform 1 \(TrivialAugmentWide\): interpolation must be one of 'nearest', 'bilinear', got 'bicubic'"),
+        ([v2.CenterCrop(32), v2.RandomInvert(), v2.GaussianBlur(65)],
+         r"^transform 2 \(GaussianBlur\): kernel_size values must be odd, positive and at most 63, got 65"),
+        ([v2.RandomResizedCrop(32), v2.Grayscale(1)], r"^transform 1 \(Grayscale\): num_output_channels"),
+        ([v2.RandomResizedCrop(8), v2.GaussianBlur(23)],
+         r"^transform 1 \(GaussianBlur\): kernel_size \(23, 23\) reflect-pads by \(11, 11\), which must be less "
+         r"than the image's width and height; the image is 8 x 8"),
+        ([v2.RandomResizedCrop(8), v2.RandomApply([v2.RandomInvert(), v2.GaussianBlur(17)])],
+         r"^transform 1 \(RandomApply\): transforms\[1\]: GaussianBlur: kernel_size \(17, 17\)"),
+    ]
+    for steps, message in cases:
+        with pytest.raises(conveyor.ConfigError, match=message):
+            conveyor.Loader(data, transform=v2.Compose(steps))
+    with pytest.raises(conveyor.ConfigError, match=r"kernel_size values must be odd, positive and at most 63"):
+        conveyor.transforms.GaussianBlur(65)
+    with pytest.raises(conveyor.ConfigError, match=r"interpolation must be one of"):
+        conveyor.transforms.RandomRotation(10, interpolation="bicubic")
+
+
 @pytest.mark.parametrize("distributed,message", [
     ("ENV", r"distributed must be False, 'env' or \(rank, world_size\), got 'ENV'"),
     (True, r"distributed must be False, 'env' or \(rank, world_size\), got True"),

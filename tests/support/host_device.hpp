@@ -81,6 +81,9 @@ class HostBackend final : public conveyor::DeviceBackend {
     std::memcpy(copy, data, bytes);
     return {copy, stream, 0, [](void* d, CUstream_st*, int) noexcept { std::free(d); }};
   }
+  conveyor::StreamOrderedMemory upload(const void* data, std::size_t bytes, CUstream_st* stream) override {
+    return copy_out(0, data, bytes, stream);  // host memory either way
+  }
   std::exception_ptr failure() const noexcept override { return nullptr; }
   void* output(std::size_t slot) override { return slots_[slot].output.data(); }
   std::int64_t* labels(std::size_t slot) override { return c_.layout.labels(slots_[slot].arena.data()); }

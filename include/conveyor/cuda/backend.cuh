@@ -205,6 +205,21 @@ class CudaBackend final : public DeviceBackend {
     return {copy, s, c_.device, &free_in_order};
   }
 
+  StreamOrderedMemory upload(const void* data, std::size_t bytes, CUstream_st* stream) override {
+    DeviceGuard guard(c_.device);
+    const cudaStream_t s = stream ? stream : consumer_;
+    void* copy = nullptr;
+    CONVEYOR_CUDA_TRY(cudaMallocAsync(&copy, bytes, s));
+    try {
+      // From pageable memory: staged before the call returns, no wait for the stream's work.
+      CONVEYOR_CUDA_TRY(cudaMemcpyAsync(copy, data, bytes, cudaMemcpyHostToDevice, s));
+    } catch (...) {
+      if (cudaFreeAsync(copy, s) != cudaSuccess) (void)cudaGetLastError();
+      throw;
+    }
+    return {copy, s, c_.device, &free_in_order};
+  }
+
   std::exception_ptr failure() const noexcept override {
     std::lock_guard lock(failure_mutex_);
     return failure_;

@@ -74,6 +74,10 @@ class DeviceBackend {
   /// which is handed the batch first (`hand_out`, so the slot's release waits for the copy), with
   /// no host wait.
   virtual StreamOrderedMemory copy_out(std::size_t slot, const void* data, std::size_t bytes, CUstream_st* stream) = 0;
+  /// `bytes` of host memory at `data` (labels kept past their batch) copied into device memory of
+  /// their own, in order on `stream` (nullptr: the pipeline's consumer stream), with no host wait;
+  /// `data` may be reused once it returns.
+  virtual StreamOrderedMemory upload(const void* data, std::size_t bytes, CUstream_st* stream) = 0;
   /// A failure `wait_uploaded` or `release` could not throw, if any.
   virtual std::exception_ptr failure() const noexcept = 0;
   virtual void* output(std::size_t slot) = 0;

@@ -4,11 +4,32 @@
 /// (`DecodeRegion`). No codec's header is included.
 
 #include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace conveyor {
 inline namespace v0 {
+
+/// What a 16-bit PNG becomes (`DecodeOptions::sixteen_bit`).
+enum class SixteenBit : std::uint8_t {
+  /// Refused, naming its depth: torchvision.io.decode_image gives uint16 (ToDtype then scales by
+  /// 65535), which conveyor's 8-bit samples cannot keep exact.
+  refuse,
+  /// Each sample's high byte: what Pillow's `Image.open(f).convert("RGB")` gives a 16-bit RGB PNG,
+  /// so what torchvision's ImageFolder (Pillow's loader) hands its transforms.
+  high_byte,
+};
+
+/// `SixteenBit` from its name: "refuse" or "high_byte".
+/// @throws ConfigError naming another.
+[[nodiscard]] inline SixteenBit parse_sixteen_bit(std::string_view name) {
+  if (name == "refuse") return SixteenBit::refuse;
+  if (name == "high_byte") return SixteenBit::high_byte;
+  throw ConfigError("sixteen_bit must be 'refuse' or 'high_byte', got '" + std::string(name) + "'");
+}
 
 /// How strictly to decode.
 struct DecodeOptions {
@@ -20,6 +41,8 @@ struct DecodeOptions {
   /// entropy-decoding the AC scans (jpeg_scans.hpp). Corruption confined to AC scans then goes
   /// unnoticed, as it does below a cropped window.
   bool dc_scans_at_eighth = true;
+  /// 16-bit PNGs: refused unless their high bytes are what the user's reference library sees.
+  SixteenBit sixteen_bit = SixteenBit::refuse;
   friend constexpr bool operator==(const DecodeOptions&, const DecodeOptions&) = default;
 };
 

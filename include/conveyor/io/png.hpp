@@ -2,10 +2,11 @@
 /// @file
 /// PNG decoding with libpng, to RGB u8 as Pillow's `Image.open(f).convert("RGB")` gives it (what
 /// torchvision's ImageFolder yields): palettes expanded, gray replicated (1, 2 and 4-bit gray
-/// scaled to 0..255), alpha and tRNS dropped (not composited), no gamma applied, 16-bit samples
-/// reduced to their high byte. One difference, on purpose: Pillow clamps 16-bit grayscale to 255
-/// on that conversion (nearly every pixel white); conveyor takes the high byte, as Pillow itself
-/// does for 16-bit RGB and gray+alpha.
+/// scaled to 0..255), alpha and tRNS dropped (not composited), no gamma applied. A 16-bit PNG is
+/// refused by default (`DecodeOptions::sixteen_bit`: torchvision.io.decode_image gives uint16), or
+/// reduced to its samples' high bytes. One difference, on purpose: Pillow clamps 16-bit grayscale
+/// to 255 on that conversion (nearly every pixel white); conveyor takes the high byte, as Pillow
+/// itself does for 16-bit RGB and gray+alpha.
 ///
 /// libpng over libspng: both are Debian's, and row by row, the way a window is decoded here,
 /// libpng 1.6.39 decoded photographs 25 % faster than libspng 0.7.3 (16-20 against 13-16 MP/s on
@@ -100,8 +101,9 @@ class PngDecoder {
   void set_options(const DecodeOptions& options) noexcept { options_ = options; }
 
   /// Reads the signature and IHDR; refuses images above `max_image_pixels` before any pixel
-  /// buffer exists. The bytes must stay alive and unchanged until the decode that follows.
-  /// @throws DecodeError for bytes that are not a readable PNG, or too large an image.
+  /// buffer exists, and 16-bit images unless `sixteen_bit` takes their high bytes. The bytes must
+  /// stay alive and unchanged until the decode that follows.
+  /// @throws DecodeError for bytes that are not a readable PNG, too large an image, or a refused depth.
   PngInfo read_header(std::span<const std::byte> png) {
     auto& s = *s_;
     s.header_read = false;
@@ -114,6 +116,12 @@ class PngDecoder {
       s.reset();
       throw DecodeError("image of " + std::to_string(s.header.width) + "x" + std::to_string(s.header.height) +
                         " pixels exceeds max_image_pixels (" + std::to_string(options_.max_image_pixels) + ")");
+    }
+    if (s.header.bit_depth == 16 && options_.sixteen_bit == SixteenBit::refuse) {
+      s.reset();
+      throw DecodeError("16-bit PNG: torchvision.io.decode_image decodes it to uint16, which conveyor's 8-bit samples "
+                        "cannot keep exact (decode option sixteen_bit = high_byte takes each sample's high byte, as "
+                        "Pillow's convert(\"RGB\") and torchvision's ImageFolder do)");
     }
     s.header_read = true;
     return s.header;

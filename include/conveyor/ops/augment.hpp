@@ -73,17 +73,20 @@ struct CropBox {
   for (int attempt = 0; attempt < 10; ++attempt) {
     const double target_area = area * rng.uniform(op.scale[0], op.scale[1]);
     const double aspect = std::exp(rng.uniform(log_lo, log_hi));
-    const int w = round_half_even(std::sqrt(target_area * aspect));
-    const int h = round_half_even(std::sqrt(target_area / aspect));
+    // Rounded and compared as Python's ints are: a side beyond any int (or NaN) just fails the test.
+    const double w = std::nearbyint(std::sqrt(target_area * aspect));
+    const double h = std::nearbyint(std::sqrt(target_area / aspect));
     if (0 < w && w <= width && 0 < h && h <= height) {
-      const int top = static_cast<int>(rng.below(static_cast<std::uint64_t>(height - h + 1)));
-      const int left = static_cast<int>(rng.below(static_cast<std::uint64_t>(width - w + 1)));
-      return {top, left, h, w};
+      const int top = static_cast<int>(rng.below(static_cast<std::uint64_t>(height - static_cast<int>(h) + 1)));
+      const int left = static_cast<int>(rng.below(static_cast<std::uint64_t>(width - static_cast<int>(w) + 1)));
+      return {top, left, static_cast<int>(h), static_cast<int>(w)};
     }
   }
   const double in_ratio = double(width) / double(height);
   const double lo = std::fmin(op.ratio[0], op.ratio[1]), hi = std::fmax(op.ratio[0], op.ratio[1]);
   int w = width, h = height;
+  // Within the image's sides: w / lo < h and h * hi < w here. Empty (0) when the ratio is extreme
+  // for this image, which torchvision cannot resize either: the caller refuses it.
   if (in_ratio < lo) {
     h = round_half_even(w / lo);
   } else if (in_ratio > hi) {
@@ -92,12 +95,14 @@ struct CropBox {
   return {(height - h) / 2, (width - w) / 2, h, w};
 }
 
-/// torchvision's output size for Resize(size) with an int: {width, height}.
+/// torchvision's output size for Resize(size) with an int: {width, height}. The longer side is
+/// `int(size * long / short)`, which can pass any int: such a size is returned as 0.
 [[nodiscard]] inline std::array<int, 2> resize_shorter_side(int size, int width, int height) noexcept {
   const bool w_short = width <= height;
   const long long s = w_short ? width : height, l = w_short ? height : width;
-  const int long_side = static_cast<int>(double(size * l) / double(s));  // int(size * long / short)
-  return w_short ? std::array<int, 2>{size, long_side} : std::array<int, 2>{long_side, size};
+  const double long_side = std::trunc(double(size * l) / double(s));  // int(size * long / short)
+  const int long_int = long_side < 2147483648.0 ? static_cast<int>(long_side) : 0;
+  return w_short ? std::array<int, 2>{size, long_int} : std::array<int, 2>{long_int, size};
 }
 
 /// torchvision's CenterCrop offset of a `crop` window in `extent` pixels: negative when the image

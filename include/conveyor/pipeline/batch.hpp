@@ -25,6 +25,7 @@ namespace conveyor {
 inline namespace v0 {
 
 class Batch;
+class KeptLabels;
 
 /// A tensor of a batch (its labels, or its soft targets) in memory of its own, which holds no
 /// slot: for labels kept past their batch (an evaluation loop's targets). Host memory for a host
@@ -52,9 +53,47 @@ class TensorCopy {
 
  private:
   friend class Batch;
+  friend class KeptLabels;
   TensorView view_{};
   std::vector<std::uint64_t> host_;  // 8-byte aligned: int64 labels, float32 targets
   StreamOrderedMemory device_{};
+};
+
+/// A batch's labels kept without its slot (`Batch::keep_labels`), until a tensor of them is wanted,
+/// on whatever stream it is wanted: their values (host memory), and where the batch's were. Valid
+/// after the pipeline's loop has moved on; a device batch's keeps the pipeline's device backend
+/// alive (not a slot) for the copies it makes.
+class KeptLabels {
+ public:
+  KeptLabels() = default;
+  /// The labels' values, in batch order.
+  [[nodiscard]] std::span<const std::int64_t> values() const noexcept { return values_; }
+  /// Where the batch's labels were, and where `copy` makes them.
+  [[nodiscard]] Device device() const noexcept { return device_; }
+  /// The labels as a tensor of their own, [N] int64, where the batch's were: host memory, or for a
+  /// device batch device memory filled in order on `stream` (a `cudaStream_t` of its device;
+  /// nullptr: the pipeline's stream), with no host wait. Each call makes a new copy.
+  /// @throws CudaError when the copy cannot be queued.
+  [[nodiscard]] TensorCopy copy(CUstream_st* stream = nullptr) const {
+    TensorCopy c;
+    const std::size_t bytes = values_.size() * sizeof(std::int64_t);
+    const std::array<std::int64_t, 1> shape{static_cast<std::int64_t>(values_.size())};
+    if (ring_ && ring_->device && !values_.empty()) {
+      c.device_ = ring_->device->upload(values_.data(), bytes, stream);
+      c.view_ = TensorView::contiguous(c.device_.data, DType::i64, shape, device_);
+    } else {
+      c.host_.resize(values_.size());
+      if (bytes) std::memcpy(c.host_.data(), values_.data(), bytes);
+      c.view_ = TensorView::contiguous(c.host_.data(), DType::i64, shape, device_);
+    }
+    return c;
+  }
+
+ private:
+  friend class Batch;
+  std::vector<std::int64_t> values_;
+  std::shared_ptr<detail::Ring> ring_;  // a device batch's: its backend uploads the copies
+  Device device_{};
 };
 
 /// What `Batch::copy_labels` gives.
@@ -113,6 +152,17 @@ class Batch {
   /// `wait_async`, with no host wait.
   /// @throws CudaError when the copy cannot be queued.
   [[nodiscard]] TensorCopy copy_labels(CUstream_st* stream = nullptr) const { return copy_of(d_.labels, stream); }
+  /// The labels kept without the slot, for a tensor of them later on any stream
+  /// (`KeptLabels::copy`): from the values the host holds, so no device work is queued now.
+  [[nodiscard]] KeptLabels keep_labels() const {
+    KeptLabels k;
+    if (!ring_) return k;
+    const std::vector<std::int64_t>& host = ring_->slots[slot_].labels;
+    k.values_.assign(host.begin(), host.begin() + static_cast<std::ptrdiff_t>(d_.size));
+    if (ring_->device) k.ring_ = ring_;
+    k.device_ = d_.labels.device;
+    return k;
+  }
   /// The soft targets copied the same way (an empty copy without a batch transform).
   /// @throws CudaError when the copy cannot be queued.
   [[nodiscard]] TensorCopy copy_targets(CUstream_st* stream = nullptr) const { return copy_of(d_.targets, stream); }

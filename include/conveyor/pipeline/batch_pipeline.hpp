@@ -22,6 +22,7 @@
 #include <conveyor/pipeline/detail/ring.hpp>
 #include <conveyor/pipeline/detail/sample_prep.hpp>
 #include <conveyor/pipeline/detail/schedule.hpp>
+#include <conveyor/pipeline/detail/thread_start.hpp>
 #include <conveyor/pipeline/options.hpp>
 #include <conveyor/pipeline/prefetch.hpp>
 #include <conveyor/pipeline/stats.hpp>
@@ -90,12 +91,7 @@ class BatchPipeline {
   /// Stops the workers (each finishes the sample it is on) and joins them. Batches still held
   /// stay valid. Must not run while an iterator of this pipeline is alive.
   ~BatchPipeline() {
-    {
-      std::lock_guard lock(ring_->mutex);
-      stop_ = true;
-    }
-    ring_->work.notify_all();  // workers
-    ring_->done.notify_all();  // the stager
+    request_stop();
     for (std::thread& t : threads_) t.join();
   }
 
@@ -307,9 +303,27 @@ class BatchPipeline {
     const int states = std::max(o_.workers, 1);
     for (int w = 0; w < states; ++w)
       workers_.push_back(std::unique_ptr<typename Prep::Worker>(new typename Prep::Worker{{}, transform_.make_workspace(), {}}));
-    threads_.reserve(std::size_t(o_.workers) + 1);
-    for (int w = 0; w < o_.workers; ++w) threads_.emplace_back([this, w] { work_loop(*workers_[std::size_t(w)]); });
-    if (feeder_) threads_.emplace_back([this] { feeder_->run(stop_); });
+    // All or none: a thread that cannot start stops and joins those before it (then members unwind).
+    const auto stop = [this] { request_stop(); };
+    detail::start_threads(threads_, std::size_t(o_.workers), [this](std::size_t w) { work_loop(*workers_[w]); }, stop);
+    if (feeder_) {
+      try {
+        detail::start_threads(threads_, 1, [this](std::size_t) { feeder_->run(stop_); }, stop);
+      } catch (...) {
+        for (std::thread& t : threads_) t.join();  // the workers, stopped
+        throw;
+      }
+    }
+  }
+
+  /// Tells every thread to return: the workers and the stager wake and see `stop_`.
+  void request_stop() noexcept {
+    {
+      std::lock_guard lock(ring_->mutex);
+      stop_ = true;
+    }
+    ring_->work.notify_all();  // workers
+    ring_->done.notify_all();  // the stager
   }
 
   /// Sizes the slots' arenas for the transform's device work (`layout_`, `offload_`).

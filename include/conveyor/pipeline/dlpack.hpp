@@ -59,6 +59,23 @@ struct DlpackExport {
   throw Error("dlpack: unknown dtype");
 }
 
+/// `e` as a DLPack tensor of `v` (which `e` owns): shape, strides, type and the deleter that frees `e`.
+[[nodiscard]] inline DLManagedTensor* exported(std::unique_ptr<DlpackExport> e, const TensorView& v) {
+  e->shape = v.shape;
+  e->strides = v.strides;
+  DLTensor& t = e->managed.dl_tensor;
+  t.data = v.data;
+  t.device = v.device.kind == Device::Kind::cuda ? DLDevice{kDLCUDA, v.device.id} : DLDevice{kDLCPU, 0};
+  t.ndim = v.rank;
+  t.dtype = dlpack_dtype(v.dtype);
+  t.shape = e->shape.data();
+  t.strides = e->strides.data();
+  t.byte_offset = 0;
+  e->managed.manager_ctx = e.get();
+  e->managed.deleter = [](DLManagedTensor* self) { delete static_cast<DlpackExport*>(self->manager_ctx); };
+  return &e.release()->managed;
+}
+
 }  // namespace detail
 
 /// A DLPack tensor of `batch`'s images or labels, ready in order on `stream` (a `cudaStream_t` of a
@@ -85,20 +102,17 @@ struct DlpackExport {
                      "to_dlpack: the batch has no soft targets (the pipeline has no batch_transform)");
     e->copy = batch.copy_targets(stream);
   }
-  const TensorView& v = which == BatchTensor::images ? e->batch.images() : e->copy.view();
-  e->shape = v.shape;
-  e->strides = v.strides;
-  DLTensor& t = e->managed.dl_tensor;
-  t.data = v.data;
-  t.device = v.device.kind == Device::Kind::cuda ? DLDevice{kDLCUDA, v.device.id} : DLDevice{kDLCPU, 0};
-  t.ndim = v.rank;
-  t.dtype = detail::dlpack_dtype(v.dtype);
-  t.shape = e->shape.data();
-  t.strides = e->strides.data();
-  t.byte_offset = 0;
-  e->managed.manager_ctx = e.get();
-  e->managed.deleter = [](DLManagedTensor* self) { delete static_cast<detail::DlpackExport*>(self->manager_ctx); };
-  return &e.release()->managed;
+  const TensorView& v = which == BatchTensor::images ? e->batch.images() : e->copy.view();  // in *e, which stays put
+  return detail::exported(std::move(e), v);
+}
+
+/// A DLPack tensor of `copy` (labels kept past their batch: `KeptLabels::copy`), which it owns
+/// until the consumer calls the deleter; ready in order on the stream the copy was made on.
+[[nodiscard]] inline DLManagedTensor* to_dlpack(TensorCopy copy) {
+  auto e = std::make_unique<detail::DlpackExport>();
+  e->copy = std::move(copy);
+  const TensorView& v = e->copy.view();
+  return detail::exported(std::move(e), v);
 }
 
 }  // namespace v0

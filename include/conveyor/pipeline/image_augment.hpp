@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -104,14 +105,20 @@ struct ImageAugment {
   void validate() const {
     const int size = output_size();
     if (size <= 0) throw ConfigError("ImageAugment: crop size must be > 0, got " + std::to_string(size));
+    if (std::uint64_t(size) * std::uint64_t(size) > decode.max_image_pixels)
+      throw ConfigError("ImageAugment: a crop of " + std::to_string(size) + " x " + std::to_string(size) +
+                        " has more pixels than decode.max_image_pixels (" + std::to_string(decode.max_image_pixels) + ")");
     if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
       if (resize) throw ConfigError("ImageAugment: resize applies before CenterCrop only, not RandomResizedCrop");
-      if (!(rrc->scale[0] > 0 && rrc->scale[0] <= rrc->scale[1] && rrc->scale[1] <= 1))
-        throw ConfigError("ImageAugment: RandomResizedCrop scale must satisfy 0 < lo <= hi <= 1, got (" +
+      // torchvision draws from both ranges with torch's uniform_ (min <= max, finite), the ratio's
+      // logs in float32; a box larger than the image just fails a try
+      if (!(rrc->scale[0] >= 0 && rrc->scale[0] <= rrc->scale[1] && std::isfinite(static_cast<float>(rrc->scale[1]))))
+        throw ConfigError("ImageAugment: RandomResizedCrop scale must satisfy 0 <= lo <= hi, finite, got (" +
                           std::to_string(rrc->scale[0]) + ", " + std::to_string(rrc->scale[1]) + ")");
-      if (!(rrc->ratio[0] > 0 && rrc->ratio[0] <= rrc->ratio[1]))
-        throw ConfigError("ImageAugment: RandomResizedCrop ratio must satisfy 0 < lo <= hi, got (" +
-                          std::to_string(rrc->ratio[0]) + ", " + std::to_string(rrc->ratio[1]) + ")");
+      if (!(static_cast<float>(rrc->ratio[0]) > 0 && rrc->ratio[0] <= rrc->ratio[1] &&
+            std::isfinite(static_cast<float>(rrc->ratio[1]))))
+        throw ConfigError("ImageAugment: RandomResizedCrop ratio must satisfy 0 < lo <= hi, each positive and finite "
+                          "in float32, got (" + std::to_string(rrc->ratio[0]) + ", " + std::to_string(rrc->ratio[1]) + ")");
     }
     if (resize && resize->size <= 0)
       throw ConfigError("ImageAugment: resize size must be > 0, got " + std::to_string(resize->size));
@@ -122,6 +129,7 @@ struct ImageAugment {
       for (float s : normalize->std)
         if (!(s > 0)) throw ConfigError("ImageAugment: normalize std must be > 0, got " + std::to_string(s));
     validate_transforms(transforms);
+    validate_for_image(transforms, {size, size, dtype});
   }
 
   /// Shape of one output image: {3, size, size} (NCHW) or {size, size, 3} (NHWC).
@@ -150,10 +158,15 @@ struct ImageAugment {
   }
 
   /// The pixel program of sample `ctx.index`: `transforms` drawn for its output image (empty
-  /// without transforms).
+  /// without transforms), checked record by record against that image (`ops::pixel::check`), so no
+  /// record reaches an executor that would read outside it.
+  /// @throws ConfigError naming the record that cannot run (validation refuses the transforms that
+  /// could draw one; a pipeline reports it as the sample's error).
   [[nodiscard]] SampleProgram program(const SampleContext& ctx) const {
     if (transforms.empty()) return {};
-    return draw_program(transforms, ctx.seed, ctx.epoch, ctx.index, output_size(), output_size());
+    SampleProgram drawn = draw_program(transforms, ctx.seed, ctx.epoch, ctx.index, output_size(), output_size());
+    ops::pixel::check(drawn.pixels, output_size(), output_size());
+    return drawn;
   }
 
   /// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels, with the
@@ -164,7 +177,7 @@ struct ImageAugment {
   }
   /// The same, for the sample's program `drawn`.
   [[nodiscard]] ops::SamplePlan plan(const SampleContext& ctx, int width, int height, const SampleProgram& drawn) const {
-    ops::SamplePlan p = detail::plan_geometry(crop, resize, flip, ctx, width, height);
+    ops::SamplePlan p = detail::plan_geometry(crop, resize, flip, ctx, width, height, decode.max_image_pixels);
     p.flip ^= drawn.flip_x;
     p.flip_y ^= drawn.flip_y;
     return p;
@@ -177,7 +190,8 @@ struct ImageAugment {
   [[nodiscard]] std::vector<DrawnCall> drawn_calls(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index,
                                                    int width, int height) const {
     std::vector<DrawnCall> calls;
-    detail::describe_geometry(crop, resize, flip, {seed, epoch, index, nullptr}, width, height, calls);
+    detail::describe_geometry(crop, resize, flip, {seed, epoch, index, nullptr}, width, height, decode.max_image_pixels,
+                              calls);
     if (!transforms.empty()) (void)draw_program(transforms, seed, epoch, index, output_size(), output_size(), &calls);
     return calls;
   }

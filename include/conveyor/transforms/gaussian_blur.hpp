@@ -40,7 +40,27 @@ struct GaussianBlur {
       detail::expect_transform(k > 0 && k % 2 == 1 && k <= ops::pixel::max_blur_kernel, name,
                                "kernel_size values must be odd, positive and at most " +
                                    std::to_string(ops::pixel::max_blur_kernel) + ", got " + std::to_string(k));
-    (void)sigma_range();
+    const auto s = sigma_range();
+    // the smallest sigma drawn makes the most extreme kernel: torch's must be numbers there
+    for (const int k : {kernel_size->width, kernel_size->height})
+      detail::expect_transform(ops::pixel::gaussian_kernel_finite(k, s[0]), name,
+                               "sigma " + detail::shown(s[0]) + " is too small: torch's float32 kernel of " +
+                                   std::to_string(k) + " taps is not a number there (0 / 0), and torchvision's "
+                                   "pixels undefined");
+  }
+  /// torchvision reflect-pads the image by half the kernel, which `torch.nn.functional.pad` takes
+  /// only below the image's side ("Padding size should be less than the corresponding input
+  /// dimension"): a kernel half the image's size or more is refused here, before any sample.
+  void validate_for(const ProgramImage& image) const {
+    const int width = image.width, height = image.height;
+    const int half_x = kernel_size->width / 2, half_y = kernel_size->height / 2;
+    detail::expect_transform(half_x < width && half_y < height, name,
+                             "kernel_size (" + std::to_string(kernel_size->width) + ", " +
+                                 std::to_string(kernel_size->height) + ") reflect-pads by (" + std::to_string(half_x) +
+                                 ", " + std::to_string(half_y) + "), which must be less than the image's width and " +
+                                 "height; the image is " + std::to_string(width) + " x " + std::to_string(height) +
+                                 " (torchvision: 'Padding size should be less than the corresponding input "
+                                 "dimension')");
   }
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -68,6 +69,38 @@ inline void validate_transforms(std::span<const PixelTransform> transforms) {
   if (nodes > detail::max_transform_positions)
     throw ConfigError("ImageAugment: " + std::to_string(nodes) + " transforms (nested ones counted), more than " +
                       std::to_string(detail::max_transform_positions));
+}
+
+namespace detail {
+
+/// `validate_for` of each transform in `transforms` (a range of variants) and of those they hold;
+/// an error reads "<where>transforms[k]: [<container>: transforms[j]: ]<what>".
+template <class Transforms>
+void validate_each_for(const Transforms& transforms, const ProgramImage& image, const std::string& where) {
+  for (std::size_t k = 0; k < transforms.size(); ++k)
+    std::visit(
+        [&](const auto& x) {
+          const std::string here = where + "transforms[" + std::to_string(k) + "]: ";
+          if constexpr (requires { x.transforms; }) {
+            validate_each_for(x.transforms, image, here + std::remove_cvref_t<decltype(x)>::name + ": ");
+          } else if constexpr (requires { x.validate_for(image); }) {
+            try {
+              x.validate_for(image);
+            } catch (const ConfigError& e) {
+              throw ConfigError(here + std::string(split_location(e.what()).second));
+            }
+          }
+        },
+        transforms[k]);
+}
+
+}  // namespace detail
+
+/// Checks that `transforms` (validated) can run on `image`, the image every sample has when they
+/// see it and the output it becomes: each one's `validate_for`, nested ones too.
+/// @throws ConfigError naming the first transform that cannot, and why.
+inline void validate_for_image(std::span<const PixelTransform> transforms, const ProgramImage& image) {
+  detail::validate_each_for(transforms, image, "ImageAugment: ");
 }
 
 /// The program `transforms` (validated) draw for sample `index` of `epoch` under `seed`, whose

@@ -13,11 +13,14 @@
 /// pixel op records in torchvision's order (`d.add`, `d.flip`), and, when `d.describing()`,
 /// records the torchvision functional calls they stand for (`d.describe`). Optional:
 /// `int nodes() const` (a container's count of itself and what it holds, for the positions after
-/// it) and `bool erases() const` (it draws erasing, which applies to the normalised output).
+/// it), `bool erases() const` (it draws erasing, which applies to the normalised output) and
+/// `void validate_for(const ProgramImage& image) const` (ConfigError when it cannot run on the image
+/// every sample has when the transforms see it, or write into the output it becomes).
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/core/rng.hpp>
+#include <conveyor/core/tensor.hpp>
 #include <conveyor/ops/pixel/flip.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
 
@@ -34,6 +37,14 @@
 
 namespace conveyor {
 inline namespace v0 {
+
+/// What every sample's pixel program meets: the image the transforms see (the output's size) and
+/// the output's element type (erasing writes into it).
+struct ProgramImage {
+  int width = 0;
+  int height = 0;
+  DType dtype = DType::f32;
+};
 
 /// One sample's drawn pixel transforms: the ops its image goes through after resampling (and
 /// erasing after normalisation), and the flips folded into its plan instead (the resampler's

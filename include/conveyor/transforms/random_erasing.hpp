@@ -56,12 +56,27 @@ struct RandomErasing {
     detail::expect_transform(scale[0] >= 0 && scale[0] <= scale[1] && scale[1] <= 1, name,
                              "scale must satisfy 0 <= min <= max <= 1, got (" + detail::shown(scale[0]) + ", " +
                                  detail::shown(scale[1]) + ")");
-    detail::expect_transform(ratio[0] > 0 && ratio[0] <= ratio[1] && std::isfinite(ratio[1]), name,
-                             "ratio must satisfy 0 < min <= max, got (" + detail::shown(ratio[0]) + ", " +
-                                 detail::shown(ratio[1]) + ")");
+    // torch takes the ratio's log in float32, and its uniform_ needs a finite range of them
+    detail::expect_transform(static_cast<float>(ratio[0]) > 0 && ratio[0] <= ratio[1] &&
+                                 std::isfinite(static_cast<float>(ratio[1])),
+                             name,
+                             "ratio must satisfy 0 < min <= max, each positive and finite in float32, got (" +
+                                 detail::shown(ratio[0]) + ", " + detail::shown(ratio[1]) + ")");
     if (!value.is_random())
       for (const double v : value.values())
         detail::expect_transform(std::isfinite(v), name, "value must be finite, got " + detail::shown(v));
+  }
+  /// A uint8 output holds the values torch's cast to uint8 defines: (-1, 256), truncated (beyond,
+  /// and for "random"'s normal values, the cast is undefined and platforms differ).
+  void validate_for(const ProgramImage& image) const {
+    if (image.dtype != DType::u8) return;
+    detail::expect_transform(!value.is_random(), name,
+                             "value=\"random\" writes normal values, negative ones among them, which a uint8 output "
+                             "cannot hold (torch's cast to uint8 is undefined there): normalise to a float output");
+    for (const double v : value.values())
+      detail::expect_transform(v > -1.0 && v < 256.0, name,
+                               "value " + detail::shown(v) + " is outside (-1, 256), which a uint8 output cannot hold "
+                               "(torch's cast to uint8 is undefined there)");
   }
   [[nodiscard]] int max_ops() const { return 1; }
   [[nodiscard]] bool erases() const { return true; }
@@ -77,9 +92,11 @@ struct RandomErasing {
       const double erase_area = area * uniform_float32(rng, scale[0], scale[1]);
       const double aspect = std::exp(static_cast<float>(uniform_float32(rng, static_cast<float>(log_lo),
                                                                         static_cast<float>(log_hi))));
-      const int h = ops::round_half_even(std::sqrt(erase_area * aspect));
-      const int w = ops::round_half_even(std::sqrt(erase_area / aspect));
-      if (!(h < img_h && w < img_w)) continue;
+      // Rounded and compared as Python's ints are (finite: the ratio's range is, in float32).
+      const double hd = std::nearbyint(std::sqrt(erase_area * aspect));
+      const double wd = std::nearbyint(std::sqrt(erase_area / aspect));
+      if (!(hd < img_h && wd < img_w)) continue;
+      const int h = static_cast<int>(hd), w = static_cast<int>(wd);
       const int i = static_cast<int>(rng.below(static_cast<std::uint64_t>(img_h - h + 1)));
       const int j = static_cast<int>(rng.below(static_cast<std::uint64_t>(img_w - w + 1)));
       const std::uint64_t key = value.is_random() ? rng.next_u64() : 0;

@@ -101,10 +101,12 @@ inline bool erased(const pixel::PixelProgram& program, const int* erasing, int c
 }  // namespace detail
 
 /// Applies `program`'s ops, in order and except erasing, to `image` in place: `width` x `height`
-/// pixels of interleaved RGB, rows packed. Records with codes no op has are skipped (validate
-/// programs with `pixel::check`).
+/// pixels of interleaved RGB, rows packed.
+/// @throws ConfigError, before any op runs, when a record cannot run on an image of that size or
+/// has a code no op has (`pixel::check`): no record reads outside the image.
 inline void apply_pixel_ops(const pixel::PixelProgram& program, std::uint8_t* image, int width, int height,
                             PixelScratch& scratch) {
+  pixel::check(program, width, height);
   for (int k = 0; k < program.count; ++k) detail::apply_pixel_op(program.ops[k], image, width, height, scratch);
 }
 

@@ -145,10 +145,13 @@ struct Affine {
       rgb[c] = round_u8(fill ? add(mul(sub(v, op.f[6 + c]), mask), op.f[6 + c]) : v);
     }
   }
-  /// theta holds the image size it was made for.
+  /// theta holds the image size it was made for; a quarter turn keeps a square image square.
   static void check(const PixelOp& op, int width, int height) {
     detail::expect(op.i[3] == width && op.i[4] == height, name, "the record was made for another image size",
                    op.i[3] == width ? op.i[4] : op.i[3]);
+    detail::expect(op.i[2] >= -1 && op.i[2] <= 3, name, "a shortcut turns 0 to 3 quarters (-1: none)", op.i[2]);
+    detail::expect((op.i[2] != 1 && op.i[2] != 3) || width == height, name, "a quarter turn needs a square image",
+                   op.i[2]);
   }
 };
 

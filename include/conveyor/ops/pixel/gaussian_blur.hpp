@@ -135,22 +135,42 @@ struct GaussianBlur {
     }
     for (int c = 0; c < 3; ++c) rgb[c] = round_u8(acc[c]);
   }
-  /// Reflect padding needs the kernel's half width below the image's.
+  /// Kernel sizes the prepared weights hold, and reflect padding: the kernel's half size below the
+  /// image's (`reflect` is valid there only; beyond, torchvision refuses the image too).
   static void check(const PixelOp& op, int width, int height) {
+    for (int k : {op.i[0], op.i[1]})
+      detail::expect(k >= 1 && k <= max_blur_kernel && k % 2 == 1, name, "kernel sizes must be odd and in [1, 63]", k);
     detail::expect(op.i[0] / 2 < width && op.i[1] / 2 < height, name,
                    "the kernel's half size must be less than the image's width and height (reflect padding)",
                    op.i[0] / 2 < width ? op.i[1] : op.i[0]);
   }
 };
 
+/// Whether torch's float32 kernel of `kernel_size` taps at `sigma` is a number at every tap: a
+/// sigma so small that every tap's `(x / sigma)^2` overflows (0 in float32, or below about 1e-26
+/// where the middle tap is not exactly 0) makes the softmax 0 / 0, which torchvision turns into
+/// undefined pixels. Smaller sigmas only make more taps overflow.
+[[nodiscard]] inline bool gaussian_kernel_finite(int kernel_size, double sigma) {
+  float w[max_blur_kernel];
+  detail::gaussian_kernel(kernel_size, static_cast<float>((kernel_size - 1) / (2.0 * std::sqrt(2.0))),
+                          static_cast<float>(sigma), w);
+  for (int i = 0; i < kernel_size; ++i)
+    if (!std::isfinite(w[i])) return false;
+  return true;
+}
+
 /// The record of `gaussian_blur(image, kernel_size=[kernel_width, kernel_height], sigma=[sigma_x, sigma_y])`.
-/// @throws ConfigError unless the kernel sizes are odd, in [1, 63], and the sigmas finite and > 0.
+/// @throws ConfigError unless the kernel sizes are odd, in [1, 63], and the sigmas finite, > 0 and
+/// large enough for a kernel of numbers (`gaussian_kernel_finite`).
 [[nodiscard]] inline PixelOp gaussian_blur(int kernel_width, int kernel_height, double sigma_x, double sigma_y) {
   for (int k : {kernel_width, kernel_height})
     detail::expect(k >= 1 && k <= max_blur_kernel && k % 2 == 1, GaussianBlur::name,
                    "kernel sizes must be odd and in [1, 63]", k);
   for (double s : {sigma_x, sigma_y})
     detail::expect(std::isfinite(s) && s > 0.0, GaussianBlur::name, "sigma must be finite and > 0", s);
+  detail::expect(gaussian_kernel_finite(kernel_width, sigma_x) && gaussian_kernel_finite(kernel_height, sigma_y),
+                 GaussianBlur::name, "sigma is too small for a kernel of numbers in float32",
+                 gaussian_kernel_finite(kernel_width, sigma_x) ? sigma_y : sigma_x);
   PixelOp op{.code = GaussianBlur::code};
   op.i[0] = kernel_width;
   op.i[1] = kernel_height;

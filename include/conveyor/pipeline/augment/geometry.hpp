@@ -5,13 +5,16 @@
 /// the torchvision calls they stand for.
 
 #include <conveyor/config.hpp>
+#include <conveyor/core/error.hpp>
 #include <conveyor/core/rng.hpp>
 #include <conveyor/core/sample.hpp>
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/ops/plan.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -22,15 +25,24 @@ namespace detail {
 /// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels: `crop`
 /// (after `resize`, for a `CenterCrop`) and `flip`, each drawn from the sample's own stream. The
 /// source view is left for the caller, who knows where the pixels are.
+/// @throws ConfigError when the crop box is empty (a ratio too extreme for this image: torchvision
+/// cannot resize it either); DecodeError when `resize` makes an image of more than `max_pixels`
+/// (torchvision would make it whole; conveyor refuses it as it refuses a decompression bomb).
 [[nodiscard]] inline ops::SamplePlan plan_geometry(const std::variant<RandomResizedCrop, CenterCrop>& crop,
                                                    const std::optional<Resize>& resize, const HorizontalFlip& flip,
-                                                   const SampleContext& ctx, int width, int height) {
+                                                   const SampleContext& ctx, int width, int height,
+                                                   std::uint64_t max_pixels) {
   ops::SamplePlan p;
   const int size = std::visit([](const auto& c) { return c.size; }, crop);
   p.out_width = p.out_height = size;
   if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
     CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
     const ops::CropBox box = ops::random_resized_crop_box(*rrc, width, height, rng);
+    if (box.width <= 0 || box.height <= 0)
+      throw ConfigError("RandomResizedCrop: ratio (" + std::to_string(rrc->ratio[0]) + ", " +
+                        std::to_string(rrc->ratio[1]) + ") leaves an empty crop box of this " + std::to_string(width) +
+                        " x " + std::to_string(height) + " image (" + std::to_string(box.width) + " x " +
+                        std::to_string(box.height) + ")");
     p.x = {0.0, double(box.width) / size, 0, size, box.left, box.left + box.width};
     p.y = {0.0, double(box.height) / size, 0, size, box.top, box.top + box.height};
   } else {
@@ -38,6 +50,10 @@ namespace detail {
     int rw = width, rh = height;
     if (resize) {
       const auto wh = ops::resize_shorter_side(resize->size, width, height);
+      if (wh[0] == 0 || wh[1] == 0 || std::uint64_t(wh[0]) * std::uint64_t(wh[1]) > max_pixels)
+        throw DecodeError("Resize(" + std::to_string(resize->size) + ") of this " + std::to_string(width) + " x " +
+                          std::to_string(height) + " image makes more than max_image_pixels (" +
+                          std::to_string(max_pixels) + ") pixels");
       rw = wh[0];
       rh = wh[1];
     }
@@ -55,7 +71,7 @@ namespace detail {
 /// `resized_crop` with the drawn box, or `resize` and `center_crop`; `horizontal_flip` when drawn.
 inline void describe_geometry(const std::variant<RandomResizedCrop, CenterCrop>& crop, const std::optional<Resize>& resize,
                               const HorizontalFlip& flip, const SampleContext& ctx, int width, int height,
-                              std::vector<DrawnCall>& calls) {
+                              std::uint64_t max_pixels, std::vector<DrawnCall>& calls) {
   if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
     CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
     const ops::CropBox box = ops::random_resized_crop_box(*rrc, width, height, rng);
@@ -68,7 +84,7 @@ inline void describe_geometry(const std::variant<RandomResizedCrop, CenterCrop>&
     const int size = std::get<CenterCrop>(crop).size;
     calls.push_back({"center_crop", {DrawnArg::integers("output_size", {size, size})}});
   }
-  if (plan_geometry(crop, resize, flip, ctx, width, height).flip) calls.push_back({"horizontal_flip"});
+  if (plan_geometry(crop, resize, flip, ctx, width, height, max_pixels).flip) calls.push_back({"horizontal_flip"});
 }
 
 }  // namespace detail

@@ -1,0 +1,89 @@
+// The transform-program fuzzer's cases (support/program_fuzz.hpp) as a fixed run in the suite, so
+// every CI run, under AddressSanitizer and UndefinedBehaviorSanitizer too, replays the cases the
+// fuzzer found (fuzz/seeds/programs) and a few thousand programs of every registered transform on
+// images from 1 x 1 up, on the CPU and through the device path in host memory: no finding, and
+// the run reaches what it exists for (programs of every op and transform, views, the device path,
+// samples refused as torchvision refuses them).
+
+#include "support/program_fuzz.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::uint8_t> file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+template <class... Ts>
+std::set<std::string> registered_transforms(conveyor::TransformList<Ts...>) {
+  return {Ts::name...};
+}
+
+template <class... Ops>
+std::set<std::int32_t> registered_ops(conveyor::ops::pixel::OpList<Ops...>) {
+  return {Ops::code...};
+}
+
+}  // namespace
+
+TEST_CASE("the programs the fuzzer found run, or are refused, without a finding", "[transforms][fuzz]") {
+  const fs::path seeds = fs::path(CONVEYOR_SOURCE_DIR) / "fuzz" / "seeds" / "programs";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(seeds)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(!files.empty());
+  for (const fs::path& f : files) {
+    INFO(f.filename().string());
+    CHECK_NOTHROW(conveyor_test::run_program_case(file_bytes(f)));
+  }
+}
+
+TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on the CPU and through the device path "
+          "without a finding",
+          "[transforms][fuzz]") {
+  conveyor_test::FuzzOutcome total;
+  int ran = 0, views = 0, device = 0, refused_samples = 0;
+  conveyor::CounterRng rng(20261206, 0, 0, conveyor::RngOp::user);
+  for (int k = 0; k < 2500; ++k) {
+    std::vector<std::uint8_t> bytes(160 + rng.below(200));
+    for (std::uint8_t& b : bytes) b = static_cast<std::uint8_t>(rng.next_u32());
+    INFO("case " << k);
+    conveyor_test::FuzzOutcome o;
+    REQUIRE_NOTHROW(o = conveyor_test::run_program_case(bytes));
+    if (o.refused) continue;
+    ++ran;
+    views += o.views;
+    device += o.device;
+    refused_samples += o.refused_samples > 0;
+    total.ops.insert(o.ops.begin(), o.ops.end());
+    total.device_ops.insert(o.device_ops.begin(), o.device_ops.end());
+    total.transforms.insert(o.transforms.begin(), o.transforms.end());
+  }
+  // what the run exists for: not only refusals
+  CHECK(ran > 400);
+  CHECK(views > 20);
+  CHECK(device > 100);
+  CHECK(refused_samples > 0);
+  for (const std::string& t : registered_transforms(conveyor::PixelTransforms{})) {
+    INFO("transform " << t);
+    CHECK(total.transforms.count(t) == 1);
+  }
+  for (const std::int32_t code : registered_ops(conveyor::ops::pixel::PixelOps{})) {
+    INFO("op " << conveyor::ops::pixel::op_name(code));
+    CHECK(total.ops.count(code) == 1);
+    CHECK(total.device_ops.count(code) == 1);
+  }
+}
