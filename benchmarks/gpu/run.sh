@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole GPU check, in one go, on a machine with a CUDA GPU: configure for the H200
 # (architecture 90), build, run every gpu-labelled test, the same tests under compute-sanitizer
-# (memcheck, racecheck, synccheck; all but the real-photo tests and the ones that inject CUDA
-# failures; memcheck also over the arena test, whose photos are real), conveyor-bench's CPU and
+# (memcheck over all but the real-photo tests and the ones that inject CUDA failures, and over
+# the arena test, whose photos are real, and the transform-program fuzzer's corpus; racecheck and
+# synccheck over the [kernels] cases, each kernel on small inputs), conveyor-bench's CPU and
 # CUDA checksums side by side (also of issue 42's recipes), throughput against the PyTorch
 # DataLoader and the hardware ceilings, the recipes' cost against the plain crop,
 # the libtorch example against the machine's PyTorch, the distributed example where there are two
@@ -29,7 +30,9 @@
 # decode_jpeg(device="cuda") paths beside them, and a soak of 100,000 requests;
 # profile (not part of all): Nsight Compute counters of one fused-kernel launch per dtype, as
 # RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
-# check and perf take 5-8 minutes each on an H200 with 16 cores, profile about 2, serve about 4.
+# check takes about 7 minutes on an H100 with 16 cores (414 s on 2026-12-06: the Python package's
+# and the libtorch example's builds run beside the GPU's tests); perf 5-8 on an H200, profile
+# about 2, serve about 4.
 #
 # Build dependencies the machine lacks (Catch2, Google Benchmark; DLPack's header and libpng where
 # it has none: their Debian packages unpacked beside the others) are found through CONVEYOR_DEPS

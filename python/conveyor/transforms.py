@@ -219,7 +219,7 @@ class GaussianBlur(_Checked):
             raise _conveyor.ConfigError(f"{who}: kernel_size should be an int or a pair, got {self.kernel_size!r}")
         width = _args.integer(who, "kernel_size", sizes[0])
         return _conveyor.gaussian_blur(kernel_size=(width, _args.integer(who, "kernel_size", sizes[-1])),
-                                       sigma=_numbers(who, "sigma", self.sigma, (2,)))
+                                       sigma=_numbers(who, "sigma", self.sigma, (1, 2)))
 
 
 @dataclasses.dataclass

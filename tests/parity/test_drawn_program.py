@@ -16,20 +16,13 @@ import random
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-torchvision = pytest.importorskip("torchvision")
+from reference import require
+
+torch, torchvision = require()
 F = pytest.importorskip("torchvision.transforms.v2.functional")
 import conveyor  # noqa: E402
 from conveyor import transforms as T  # noqa: E402
 
-
-def _version(v):
-    return tuple(int(x) for x in v.split("+")[0].split(".")[:2])
-
-
-if _version(torch.__version__) < (2, 15) or _version(torchvision.__version__) < (0, 29):
-    pytest.skip(f"the claims are for torch >= 2.15 and torchvision >= 0.29, found {torch.__version__} and "
-                f"{torchvision.__version__}", allow_module_level=True)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = pathlib.Path(os.environ.get("CONVEYOR_TEST_DATA") or ROOT.parent / "shared" / "data")
