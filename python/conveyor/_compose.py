@@ -27,8 +27,10 @@ def _ours(t: Any, where: str) -> Any:
     module, name = type(t).__module__, type(t).__name__
     if module.startswith("torchvision.transforms") and not module.startswith("torchvision.transforms.v2"):
         raise _conveyor.ConfigError(
-            f"{where} ({name}) is from torchvision.transforms (v1), which works on PIL images: use "
-            "torchvision.transforms.v2, whose classes have the same names")
+            f"{where} ({name}) is from torchvision.transforms (v1), which works on PIL images with Pillow's "
+            "arithmetic, which conveyor does not run yet: use torchvision.transforms.v2, whose classes have the "
+            "same names and arguments (ToTensor too), on the uint8 tensors conveyor decodes (the README's "
+            "'Your own torchvision v2 pipeline')")
     ours = getattr(T, name, None) if module.startswith("torchvision.transforms.v2") else None
     if name == "ConvertImageDtype" and ours is None and module.startswith("torchvision.transforms.v2"):
         return T.ToDtype(dtype=t.dtype, scale=True)
@@ -36,7 +38,8 @@ def _ours(t: Any, where: str) -> Any:
         reason = ("conveyor's workers run C++ without Python, so a Python function cannot run in them"
                   if name == "Lambda" else "conveyor has no such transform")
         raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor: {reason} "
-                                    f"(the README's 'Your own torchvision v2 pipeline' lists what it runs)")
+                                    f"(docs/transforms.md and the README's 'Your own torchvision v2 pipeline' "
+                                    f"list what it runs)")
     args = {f.name: getattr(t, f.name) for f in dataclasses.fields(ours)}
     if name == "RandomErasing" and args["value"] is None:
         args["value"] = "random"  # how v2 keeps it
@@ -61,6 +64,8 @@ def _flatten(pipeline: Any, where: str) -> List[Tuple[str, Any]]:
         for k, inner in enumerate(t.transforms):
             steps += _flatten(inner, _inside(where, k))
         return steps
+    if isinstance(t, T.ToTensor):  # as torchvision documents it
+        return [(where, T.ToImage()), (where, T.ToDtype("float32", scale=True))]
     if isinstance(t, T.RandomApply):
         inner = _flatten(T.Compose(t.transforms), where)
         _pixel_transforms_only(where, "RandomApply", inner)

@@ -1,19 +1,23 @@
-// The pixel transforms (conveyor/transforms/): one factory each, with torchvision v2's argument
-// names, for the package's dataclasses (python/conveyor/transforms.py) to build ImageAugment's
-// list; and drawn_calls, what a transform drew for a sample as torchvision functional calls.
+// The pixel transforms (conveyor/transforms/), made from Python by one generic factory that reads
+// each transform's declared fields (transform_fields.hpp converts each type), and described to
+// Python by the same declarations: `pixel_transform_schema()` gives every registered transform's
+// name, summary and fields, from which the package makes its classes (conveyor/_pixel_transforms.py)
+// and the build their stubs. And drawn_calls: what a transform drew for a sample as torchvision
+// functional calls.
 
 #include "pixel_transforms.hpp"
+#include "transform_fields.hpp"
 #include "transforms.hpp"
 
 #include <conveyor/transforms/program.hpp>
 
-#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <array>
+#include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,74 +27,291 @@
 #include <vector>
 
 namespace conveyor_ext {
+
 namespace {
 
-using Number = std::variant<double, std::pair<double, double>>;
-
-/// A ColorJitter argument: None, a number, or a (min, max) pair.
-conveyor::Jitter jitter(const std::optional<Number>& v) {
-  if (!v) return {};
-  if (const auto* pair = std::get_if<std::pair<double, double>>(&*v)) return {pair->first, pair->second};
-  return {std::get<double>(*v)};
+std::string shown(nb::handle value) {
+  return std::string(nb::repr(value).c_str()) + " (" + nb::cast<std::string>(value.type().attr("__name__")) + ")";
 }
 
-/// Checked as it is made, as torchvision checks its arguments in its constructors (the sizes it
-/// meets are checked with the ImageAugment it joins, which names its position).
-PixelTransform make(conveyor::PixelTransform t) {
-  std::visit([](const auto& x) { x.validate(); }, t);
+/// What `real` takes: not a bool or a string, and has __float__.
+bool number_like(nb::handle value) {
+  return !PyBool_Check(value.ptr()) && !PyUnicode_Check(value.ptr()) && !PyBytes_Check(value.ptr()) &&
+         nb::hasattr(value.type(), "__float__");
+}
+
+std::string who(const Where& w) { return std::string(w.transform) + ": " + w.field; }
+
+/// `values` read as numbers, when `value` is a sequence of `lengths` (each allowed length once).
+std::optional<std::vector<double>> sequence_of(const Where& w, nb::handle value, std::initializer_list<std::size_t> lengths) {
+  auto seq = items(value);
+  if (!seq) return std::nullopt;
+  bool fits = false;
+  for (const std::size_t n : lengths) fits = fits || seq->size() == n;
+  if (!fits) return std::nullopt;
+  std::vector<double> out;
+  for (const nb::object& x : *seq) out.push_back(real(w, x));
+  return out;
+}
+
+}  // namespace
+
+void type_error(const Where& w, const char* expected, nb::handle value) {
+  throw nb::type_error((who(w) + " must be " + expected + ", got " + shown(value)).c_str());
+}
+
+void config_error(const Where& w, const std::string& what) { throw conveyor::ConfigError(who(w) + " " + what); }
+
+double real(const Where& w, nb::handle value) {
+  if (!number_like(value)) type_error(w, "a number", value);
+  const double v = PyFloat_AsDouble(value.ptr());
+  if (v == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    type_error(w, "a number", value);
+  }
+  return v;
+}
+
+int integer(const Where& w, nb::handle value) {
+  if (PyBool_Check(value.ptr())) type_error(w, "an int", value);
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (!index) {
+    PyErr_Clear();
+    type_error(w, "an int", value);
+  }
+  const nb::object number = nb::steal(index);
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+  constexpr long long lowest = INT32_MIN, highest = INT32_MAX;
+  if (overflow < 0 || (!overflow && v < lowest))
+    config_error(w, "must be >= " + std::to_string(lowest) + ", got " + nb::str(number).c_str());
+  if (overflow > 0 || v > highest)
+    config_error(w, "must be <= " + std::to_string(highest) + ", got " + nb::str(number).c_str());
+  return static_cast<int>(v);
+}
+
+bool flag(const Where& w, nb::handle value) {
+  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (!index) PyErr_Clear();
+  const nb::object number = nb::steal(index);
+  if (index) {
+    const long long v = PyLong_AsLongLong(number.ptr());
+    if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+    else if (v == 0 || v == 1) return v == 1;
+  }
+  type_error(w, "True or False", value);
+}
+
+std::optional<std::vector<nb::object>> items(nb::handle value) {
+  if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr())) return std::nullopt;
+  PyObject* iterator = PyObject_GetIter(value.ptr());
+  if (!iterator) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  const nb::object it = nb::steal(iterator);
+  std::vector<nb::object> out;
+  while (PyObject* item = PyIter_Next(it.ptr())) out.push_back(nb::steal(item));
+  if (PyErr_Occurred()) throw nb::python_error();
+  return out;
+}
+
+int choice(const Where& w, nb::handle value, std::span<const char* const> names) {
+  nb::object text = nb::borrow(value);
+  if (!nb::isinstance<nb::str>(text) && nb::hasattr(value, "value")) text = value.attr("value");  // an enum
+  std::string listed;
+  for (const char* n : names) listed += (listed.empty() ? "'" : ", '") + std::string(n) + "'";
+  if (!nb::isinstance<nb::str>(text)) config_error(w, "must be one of " + listed + ", got " + nb::repr(value).c_str());
+  std::string name = nb::cast<std::string>(text);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::size_t k = 0; k < names.size(); ++k)
+    if (name == names[k]) return static_cast<int>(k);
+  config_error(w, "must be one of " + listed + ", got '" + name + "'");
+}
+
+nb::object numbers(std::span<const double> values, bool collapse) {
+  bool equal = collapse;
+  for (const double v : values) equal = equal && v == values[0];
+  if (equal) return nb::float_(values[0]);
+  nb::list out;
+  for (const double v : values) out.append(nb::float_(v));
+  return nb::tuple(out);
+}
+
+std::array<double, 2> Field<std::array<double, 2>>::from(const Where& w, nb::handle v) {
+  const auto pair = sequence_of(w, v, {2});
+  if (!pair) type_error(w, "a pair of numbers", v);
+  return {(*pair)[0], (*pair)[1]};
+}
+
+conveyor::Jitter Field<conveyor::Jitter>::from(const Where& w, nb::handle v) {
+  if (v.is_none()) return {};
+  if (number_like(v)) return {real(w, v)};
+  const auto pair = sequence_of(w, v, {2});
+  if (!pair) type_error(w, "None, a number or a (min, max) pair", v);
+  return {(*pair)[0], (*pair)[1]};
+}
+
+nb::object Field<conveyor::Jitter>::value(const conveyor::Jitter& v) {
+  if (v.count() == 0) return nb::none();
+  const std::array<double, 2> values = v.values();
+  return v.count() == 1 ? nb::float_(values[0]) : numbers(values, false);
+}
+
+conveyor::Numbers Field<conveyor::Numbers>::from(const Where& w, nb::handle v) {
+  if (number_like(v)) return {real(w, v)};
+  const auto n = sequence_of(w, v, {1, 2, 4});
+  if (!n) type_error(w, "a number or a sequence of 2 (sigma: or 1; shear: or 4)", v);
+  if (n->size() == 1) return conveyor::Numbers::listed((*n)[0]);
+  if (n->size() == 2) return {(*n)[0], (*n)[1]};
+  return {(*n)[0], (*n)[1], (*n)[2], (*n)[3]};
+}
+
+nb::object Field<conveyor::Numbers>::value(const conveyor::Numbers& v) {
+  if (!v.is_sequence()) return nb::float_(v[0]);
+  std::vector<double> values;
+  for (int k = 0; k < v.size(); ++k) values.push_back(v[k]);
+  return numbers(values, false);
+}
+
+conveyor::KernelSize Field<conveyor::KernelSize>::from(const Where& w, nb::handle v) {
+  auto seq = items(v);
+  if (!seq) return {integer(w, v)};
+  if (seq->size() == 1) return {integer(w, (*seq)[0])};
+  if (seq->size() != 2) config_error(w, "should be an int or a pair of ints, got " + std::string(nb::repr(v).c_str()));
+  return {integer(w, (*seq)[0]), integer(w, (*seq)[1])};
+}
+
+nb::object Field<conveyor::KernelSize>::value(const conveyor::KernelSize& v) {
+  if (v.width == v.height) return nb::int_(v.width);
+  return nb::make_tuple(v.width, v.height);
+}
+
+conveyor::Fill Field<conveyor::Fill>::from(const Where& w, nb::handle v) {
+  if (v.is_none()) return conveyor::Fill::none();
+  if (number_like(v)) return {real(w, v)};
+  if (!items(v)) type_error(w, "None, a number or a sequence of numbers", v);
+  const auto values = sequence_of(w, v, {1, 3});
+  if (!values) config_error(w, "needs one number or one per channel (3), got " + std::string(nb::repr(v).c_str()));
+  if (values->size() == 1) return {(*values)[0]};
+  return {(*values)[0], (*values)[1], (*values)[2]};
+}
+
+nb::object Field<conveyor::Fill>::value(const conveyor::Fill& v) {
+  if (!v.values()) return nb::none();
+  return numbers(*v.values(), true);
+}
+
+conveyor::ErasingValue Field<conveyor::ErasingValue>::from(const Where& w, nb::handle v) {
+  if (nb::isinstance<nb::str>(v)) {
+    if (nb::cast<std::string>(v) != "random")
+      config_error(w, "given as a string must be 'random', got " + std::string(nb::repr(v).c_str()));
+    return conveyor::ErasingValue::random();
+  }
+  if (number_like(v)) return {real(w, v)};
+  if (!items(v)) type_error(w, "a number, a sequence of numbers or 'random'", v);
+  const auto values = sequence_of(w, v, {1, 3});
+  if (!values) config_error(w, "needs one number or one per channel (3), got " + std::string(nb::repr(v).c_str()));
+  if (values->size() == 1) return {(*values)[0]};
+  return {(*values)[0], (*values)[1], (*values)[2]};
+}
+
+nb::object Field<conveyor::ErasingValue>::value(const conveyor::ErasingValue& v) {
+  if (v.is_random()) return nb::str("random");
+  return numbers(v.values(), true);
+}
+
+std::vector<double> Field<std::vector<double>>::from(const Where& w, nb::handle v) {
+  if (v.is_none()) return {};
+  auto seq = items(v);
+  if (!seq) type_error(w, "None or a sequence of numbers", v);
+  std::vector<double> out;
+  for (const nb::object& x : *seq) out.push_back(real(w, x));
+  return out;
+}
+
+nb::object Field<std::vector<double>>::value(const std::vector<double>& v) {
+  if (v.empty()) return nb::none();
+  return numbers(v, false);
+}
+
+std::vector<conveyor::PixelTransform> Field<std::vector<conveyor::PixelTransform>>::from(const Where& w, nb::handle v) {
+  auto seq = items(v);
+  if (!seq) type_error(w, "a sequence of pixel transforms", v);
+  std::vector<conveyor::PixelTransform> out;
+  for (const nb::object& x : *seq) {
+    PixelTransform* t = nullptr;
+    if (!nb::try_cast(x, t) || !t) type_error(w, "a sequence of pixel transforms", x);
+    out.push_back(t->held);
+  }
+  return out;
+}
+
+namespace {
+
+/// `T` from Python's arguments by field name, checked as torchvision checks its own in its constructor.
+template <class T>
+PixelTransform make(const nb::dict& arguments) {
+  T t{};
+  std::size_t used = 0;
+  conveyor::for_each_field(t, [&](const conveyor::FieldName& f, auto& field) {
+    using Type = std::remove_cvref_t<decltype(field)>;
+    if (arguments.contains(f.name)) {
+      field = Field<Type>::from({T::name, f.name}, arguments[f.name]);
+      ++used;
+    } else if (f.required) {
+      throw nb::type_error((std::string(T::name) + ": missing the required argument '" + f.name + "'").c_str());
+    }
+  });
+  if (used != arguments.size())
+    for (const auto& item : arguments) {
+      bool known = false;
+      for (const conveyor::FieldName& f : T::fields) known = known || nb::cast<std::string>(item.first) == f.name;
+      if (!known)
+        throw nb::type_error((std::string(T::name) + ": no argument " + nb::repr(item.first).c_str()).c_str());
+    }
+  t.validate();
   return {std::move(t)};
 }
 
-/// RandomErasing's value: a number, one per channel (or one), or "random".
-conveyor::ErasingValue erasing_value(const std::variant<double, std::vector<double>, std::string>& v) {
-  if (const auto* word = std::get_if<std::string>(&v)) {
-    if (*word != "random") throw conveyor::ConfigError("RandomErasing: a value given as a string must be 'random', got '" + *word + "'");
-    return conveyor::ErasingValue::random();
-  }
-  if (const auto* list = std::get_if<std::vector<double>>(&v)) {
-    if (list->size() == 1) return {(*list)[0]};
-    if (list->size() != 3)
-      throw conveyor::ConfigError("RandomErasing: value needs one number or one per channel (3), got " +
-                                  std::to_string(list->size()));
-    return {(*list)[0], (*list)[1], (*list)[2]};
-  }
-  return {std::get<double>(v)};
+/// A required field's type in Python: what its empty optional holds.
+template <class Type>
+std::string required_annotation() {
+  return Field<Type>::annotation;
+}
+template <class Type>
+  requires std::is_same_v<Type, std::optional<typename Type::value_type>>
+std::string required_annotation() {
+  return Field<typename Type::value_type>::annotation;
 }
 
-/// A number or a sequence of 2 (or, for shear, 4), as torchvision takes `degrees`, `shear`, `sigma`.
-conveyor::Numbers numbers(const char* who, const char* name, const std::vector<double>& v) {
-  if (v.size() == 1) return {v[0]};
-  if (v.size() == 2) return {v[0], v[1]};
-  if (v.size() == 4) return {v[0], v[1], v[2], v[3]};
-  throw conveyor::ConfigError(std::string(who) + ": " + name + " should be a number or a sequence of 2 (shear: or 4), got " +
-                              std::to_string(v.size()) + " values");
+/// `T`'s entry of the schema: (name, summary, [(field, annotation, required, default)]).
+template <class T>
+nb::tuple schema_entry() {
+  nb::list fields;
+  const T defaults{};
+  conveyor::for_each_field(defaults, [&](const conveyor::FieldName& f, const auto& field) {
+    using Type = std::remove_cvref_t<decltype(field)>;
+    const std::string annotation = f.required ? required_annotation<Type>() : std::string(Field<Type>::annotation);
+    fields.append(nb::make_tuple(f.name, annotation, f.required, f.required ? nb::none() : Field<Type>::value(field)));
+  });
+  return nb::make_tuple(T::name, T::summary, fields);
 }
 
-/// None, one number for every channel, or one per channel.
-conveyor::Fill fill(const char* who, const std::optional<std::vector<double>>& v) {
-  if (!v) return conveyor::Fill::none();
-  if (v->size() == 1) return {(*v)[0]};
-  if (v->size() == 3) return {(*v)[0], (*v)[1], (*v)[2]};
-  throw conveyor::ConfigError(std::string(who) + ": fill needs one number or one per channel (3), got " +
-                              std::to_string(v->size()));
+template <class... Ts>
+nb::list schema(conveyor::TransformList<Ts...>) {
+  nb::list out;
+  (out.append(schema_entry<Ts>()), ...);
+  return out;
 }
 
-conveyor::ops::pixel::Interpolation interpolation(const char* who, const std::string& mode) {
-  if (mode == "nearest") return conveyor::ops::pixel::Interpolation::nearest;
-  if (mode == "bilinear") return conveyor::ops::pixel::Interpolation::bilinear;
-  throw conveyor::ConfigError(std::string(who) + ": interpolation must be 'nearest' or 'bilinear', got '" + mode + "'");
-}
-
-std::optional<std::array<double, 2>> pair(const std::optional<std::pair<double, double>>& v) {
-  if (!v) return std::nullopt;
-  return std::array<double, 2>{v->first, v->second};
-}
-
-conveyor::AutoAugmentPolicy policy(const std::string& name) {
-  if (name == "imagenet") return conveyor::AutoAugmentPolicy::imagenet;
-  if (name == "cifar10") return conveyor::AutoAugmentPolicy::cifar10;
-  if (name == "svhn") return conveyor::AutoAugmentPolicy::svhn;
-  throw conveyor::ConfigError("AutoAugment: policy must be 'imagenet', 'cifar10' or 'svhn', got '" + name + "'");
+template <class... Ts>
+PixelTransform make_named(conveyor::TransformList<Ts...>, const std::string& name, const nb::dict& arguments) {
+  std::optional<PixelTransform> out;
+  (void)((name == Ts::name ? (out = make<Ts>(arguments), true) : false) || ...);
+  if (!out) throw conveyor::ConfigError("no pixel transform named '" + name + "'");
+  return std::move(*out);
 }
 
 /// A drawn argument as Python holds it: int, float, a tuple of them, or str.
@@ -132,107 +353,15 @@ void bind_pixel_transforms(nb::module_& m) {
   using namespace nb::literals;
   nb::class_<PixelTransform>(m, "PixelTransform")
       .def_prop_ro("name", [](const PixelTransform& t) { return std::string(conveyor::transform_name(t.held)); });
-  m.def("random_vertical_flip", [](double p) { return make(conveyor::RandomVerticalFlip{p}); }, "p"_a);
+  m.def("pixel_transform_schema", [] { return schema(conveyor::PixelTransforms{}); },
+        "Every registered pixel transform as (name, summary, fields), each field (name, annotation, required, "
+        "default), in the registry's and torchvision's orders.");
   m.def(
-      "color_jitter",
-      [](std::optional<Number> brightness, std::optional<Number> contrast, std::optional<Number> saturation,
-         std::optional<Number> hue) {
-        return make(conveyor::ColorJitter{jitter(brightness), jitter(contrast), jitter(saturation), jitter(hue)});
+      "make_pixel_transform",
+      [](const std::string& name, const nb::dict& arguments) {
+        return make_named(conveyor::PixelTransforms{}, name, arguments);
       },
-      "brightness"_a.none(), "contrast"_a.none(), "saturation"_a.none(), "hue"_a.none());
-  m.def("grayscale", [](int channels) { return make(conveyor::Grayscale{channels}); }, "num_output_channels"_a);
-  m.def("random_grayscale", [](double p) { return make(conveyor::RandomGrayscale{p}); }, "p"_a);
-  m.def("random_invert", [](double p) { return make(conveyor::RandomInvert{p}); }, "p"_a);
-  m.def("random_posterize", [](int bits, double p) { return make(conveyor::RandomPosterize{bits, p}); }, "bits"_a, "p"_a);
-  m.def("random_solarize", [](double threshold, double p) { return make(conveyor::RandomSolarize{threshold, p}); },
-        "threshold"_a, "p"_a);
-  m.def(
-      "random_erasing",
-      [](double p, std::pair<double, double> scale, std::pair<double, double> ratio,
-         std::variant<double, std::vector<double>, std::string> value) {
-        return make(conveyor::RandomErasing{p, {scale.first, scale.second}, {ratio.first, ratio.second}, erasing_value(value)});
-      },
-      "p"_a, "scale"_a, "ratio"_a, "value"_a);
-  m.def(
-      "random_apply",
-      [](const std::vector<PixelTransform>& transforms, double p) {
-        conveyor::RandomApply a{{}, p};
-        for (const PixelTransform& t : transforms) a.transforms.push_back(t.held);
-        return make(std::move(a));
-      },
-      "transforms"_a, "p"_a);
-  m.def(
-      "random_choice",
-      [](const std::vector<PixelTransform>& transforms, std::optional<std::vector<double>> p) {
-        conveyor::RandomChoice c{{}, p ? std::move(*p) : std::vector<double>{}};
-        for (const PixelTransform& t : transforms) c.transforms.push_back(t.held);
-        return make(std::move(c));
-      },
-      "transforms"_a, "p"_a.none());
-  m.def(
-      "random_order",
-      [](const std::vector<PixelTransform>& transforms) {
-        conveyor::RandomOrder o{};
-        for (const PixelTransform& t : transforms) o.transforms.push_back(t.held);
-        return make(std::move(o));
-      },
-      "transforms"_a);
-  m.def("random_horizontal_flip", [](double p) { return make(conveyor::RandomHorizontalFlip{p}); }, "p"_a);
-  m.def("random_adjust_sharpness", [](double factor, double p) { return make(conveyor::RandomAdjustSharpness{factor, p}); },
-        "sharpness_factor"_a, "p"_a);
-  m.def("random_autocontrast", [](double p) { return make(conveyor::RandomAutocontrast{p}); }, "p"_a);
-  m.def("random_equalize", [](double p) { return make(conveyor::RandomEqualize{p}); }, "p"_a);
-  m.def(
-      "gaussian_blur",
-      [](std::pair<int, int> kernel_size, const std::vector<double>& sigma) {
-        return make(conveyor::GaussianBlur{conveyor::KernelSize{kernel_size.first, kernel_size.second},
-                                           numbers("GaussianBlur", "sigma", sigma)});
-      },
-      "kernel_size"_a, "sigma"_a);
-  m.def(
-      "random_rotation",
-      [](const std::vector<double>& degrees, const std::string& mode, bool expand,
-         std::optional<std::pair<double, double>> center, std::optional<std::vector<double>> fill_values) {
-        const char* who = "RandomRotation";
-        return make(conveyor::RandomRotation{numbers(who, "degrees", degrees), interpolation(who, mode), expand,
-                                             pair(center), fill(who, fill_values)});
-      },
-      "degrees"_a, "interpolation"_a, "expand"_a, "center"_a.none(), "fill"_a.none());
-  m.def(
-      "random_affine",
-      [](const std::vector<double>& degrees, std::optional<std::pair<double, double>> translate,
-         std::optional<std::pair<double, double>> scale, std::optional<std::vector<double>> shear,
-         const std::string& mode, std::optional<std::vector<double>> fill_values,
-         std::optional<std::pair<double, double>> center) {
-        const char* who = "RandomAffine";
-        std::optional<conveyor::Numbers> shears;
-        if (shear) shears = numbers(who, "shear", *shear);
-        return make(conveyor::RandomAffine{numbers(who, "degrees", degrees), pair(translate), pair(scale), shears,
-                                           interpolation(who, mode), fill(who, fill_values), pair(center)});
-      },
-      "degrees"_a, "translate"_a.none(), "scale"_a.none(), "shear"_a.none(), "interpolation"_a, "fill"_a.none(),
-      "center"_a.none());
-  m.def(
-      "trivial_augment_wide",
-      [](int bins, const std::string& mode, std::optional<std::vector<double>> fill_values) {
-        const char* who = "TrivialAugmentWide";
-        return make(conveyor::TrivialAugmentWide{bins, interpolation(who, mode), fill(who, fill_values)});
-      },
-      "num_magnitude_bins"_a, "interpolation"_a, "fill"_a.none());
-  m.def(
-      "rand_augment",
-      [](int num_ops, int magnitude, int bins, const std::string& mode, std::optional<std::vector<double>> fill_values) {
-        const char* who = "RandAugment";
-        return make(conveyor::RandAugment{num_ops, magnitude, bins, interpolation(who, mode), fill(who, fill_values)});
-      },
-      "num_ops"_a, "magnitude"_a, "num_magnitude_bins"_a, "interpolation"_a, "fill"_a.none());
-  m.def(
-      "auto_augment",
-      [](const std::string& name, const std::string& mode, std::optional<std::vector<double>> fill_values) {
-        const char* who = "AutoAugment";
-        return make(conveyor::AutoAugment{policy(name), interpolation(who, mode), fill(who, fill_values)});
-      },
-      "policy"_a, "interpolation"_a, "fill"_a.none());
+      "name"_a, "arguments"_a, "The pixel transform `name` with `arguments` by field name, checked as torchvision checks its own.");
   m.def("drawn_calls", &drawn_calls, "transform"_a, "seed"_a, "epoch"_a, "index"_a, "width"_a, "height"_a,
         "What an ImageAugment draws for sample `index` of `epoch` under `seed` from an image of `width` x `height` "
         "(after Exif orientation): the torchvision.transforms.v2.functional calls that reproduce it, in order, as "

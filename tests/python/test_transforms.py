@@ -57,9 +57,64 @@ def test_pixel_transforms_run_in_a_loader_and_name_what_they_refuse(samples):
         conveyor.ImageAugment(size=16, transforms=[T.RandomInvert(), T.GaussianBlur(33)])._native()
     with pytest.raises(conveyor.ConfigError, match="RandomErasing must follow every other pixel transform"):
         conveyor.ImageAugment(transforms=[T.RandomErasing(), T.RandomInvert()])._native()
-    with pytest.raises(conveyor.ConfigError, match="a value given as a string must be 'random', got 'noise'"):
+    with pytest.raises(conveyor.ConfigError, match="RandomErasing: value given as a string must be 'random', got 'noise'"):
         conveyor.ImageAugment(transforms=[T.RandomErasing(value="noise")])._native()
     with pytest.raises(TypeError, match=r"transforms\[0\] must be one of conveyor.transforms' classes"):
         conveyor.ImageAugment(transforms=[lambda image: image])._native()  # type: ignore[list-item]
     with pytest.raises(TypeError, match="ColorJitter: hue must be None, a number or a"):
         conveyor.ImageAugment(transforms=[T.ColorJitter(hue="0.1")])._native()  # type: ignore[arg-type]
+
+
+def test_every_registered_transform_has_its_class_and_stub_made_from_its_declaration():
+    """The Python classes and the stubs are made from the C++ declarations: same names, fields,
+    order, required fields and summaries, and nothing else (conveyor/transforms/fields.hpp)."""
+    import ast
+    import dataclasses
+    import pathlib
+
+    from conveyor import _conveyor
+    from conveyor import transforms as T
+
+    schema = _conveyor.pixel_transform_schema()
+    assert [c.__name__ for c in T._PIXEL_TRANSFORMS] == [name for name, _, _ in schema]
+    declared = {name: [(field, required) for field, _, required, _ in fields] for name, _, fields in schema}
+    for name, summary, fields in schema:
+        cls = getattr(T, name)
+        assert cls.__doc__ == summary and cls.__module__ == "conveyor.transforms"
+        made = [(f.name, f.default is dataclasses.MISSING) for f in dataclasses.fields(cls)]
+        assert made == declared[name]
+        for field, _, required, default in fields:
+            if not required:
+                assert getattr(cls.__dataclass_fields__[field], "default") == default
+    stub = ast.parse((pathlib.Path(conveyor.__file__).parent / "_pixel_transforms.pyi").read_text())
+    stubbed = {node.name: [(a.target.id, a.value is None) for a in node.body if isinstance(a, ast.AnnAssign)]
+               for node in stub.body if isinstance(node, ast.ClassDef) and not node.name.startswith("_")}
+    assert stubbed == declared
+
+
+def test_a_transform_refuses_arguments_it_does_not_declare_and_needs_those_it_requires():
+    from conveyor import _conveyor
+
+    with pytest.raises(TypeError, match=r"RandomPosterize: no argument 'bitz'"):
+        _conveyor.make_pixel_transform("RandomPosterize", {"bits": 3, "bitz": 3})
+    with pytest.raises(TypeError, match=r"RandomPosterize: missing the required argument 'bits'"):
+        _conveyor.make_pixel_transform("RandomPosterize", {})
+    with pytest.raises(conveyor.ConfigError, match=r"no pixel transform named 'Posterize'"):
+        _conveyor.make_pixel_transform("Posterize", {"bits": 3})
+    assert _conveyor.make_pixel_transform("RandomPosterize", {"bits": 3}).name == "RandomPosterize"
+
+
+def test_the_transforms_page_is_the_one_written_from_the_declarations():
+    """docs/transforms.md lists what the registry holds (python/transform_declarations.py writes it)."""
+    import importlib.util
+    import pathlib
+
+    from conveyor import _conveyor
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("transform_declarations", root / "python" / "transform_declarations.py")
+    declarations = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(declarations)
+    page = (root / "docs" / "transforms.md").read_text()
+    assert page == declarations.docs(_conveyor.pixel_transform_schema()), \
+        "docs/transforms.md is stale: python python/transform_declarations.py docs docs/transforms.md"

@@ -1,6 +1,7 @@
 """The package as typed, documented Python: every public class has a docstring, the extension ships
-stubs generated at build with the package's py.typed, and `mypy --strict` passes over the examples
-and catches a wrong call through those stubs."""
+stubs generated at build with the package's py.typed (the pixel transforms' from their C++
+declarations), and `mypy --strict` passes over the examples and catches a wrong call through those
+stubs."""
 import pathlib
 
 import pytest
@@ -37,9 +38,15 @@ def test_mypy_strict_passes_over_the_examples_and_catches_wrong_calls(tmp_path):
                      "loader = conveyor.Loader('data', batch_size='8')\n"
                      "name: int = conveyor.ImageFolder('data').classes[0]\n"
                      "def index(e: conveyor.SampleError) -> str:\n"
-                     "    return e.index\n")
+                     "    return e.index\n"
+                     "from conveyor import transforms as T\n"
+                     "blur = T.GaussianBlur(kernel_size=3, sigma=(0.1, 2.0))\n"
+                     "posterize = T.RandomPosterize(bits='3')\n")
     out, err, status = api.run(config + ["--strict", str(wrong)])
     assert status == 1
     assert 'Argument "batch_size" to "Loader" has incompatible type "str"' in out, out
     assert "wrong.py:3: error: Incompatible types in assignment" in out, out
     assert "wrong.py:5: error: Incompatible return value type" in out, out
+    # the pixel transforms' stubs, written from their C++ declarations at build
+    assert 'wrong.py:8: error: Argument "bits" to "RandomPosterize" has incompatible type "str"; expected "int"' in out, out
+    assert "wrong.py:7:" not in out, out

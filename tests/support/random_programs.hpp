@@ -4,8 +4,8 @@
 // crop, output and decode settings, and 0 to 4 pixel transforms of every registered kind, nested
 // in RandomApply, RandomChoice and RandomOrder, their arguments anything including extremes; and
 // an encoded image of any size from 1 x 1 up. Every transform is made by looping over the registry
-// (`PixelTransforms`) and filling each of its fields from its type alone (an aggregate's fields,
-// counted and bound in order), so a transform added to the registry is fuzzed with no line here.
+// (`PixelTransforms`) and filling each of its fields from its type alone (its named fields,
+// conveyor/transforms/fields.hpp), so a transform added to the registry is fuzzed with no line here.
 // The same bytes give the same augmentation and image everywhere; bytes run out as zeros.
 
 #include <conveyor/core/rng.hpp>
@@ -81,45 +81,9 @@ class Choices {
 
 namespace detail {
 
-/// Converts to any field's type, in unevaluated operands only: counting an aggregate's fields
-/// needs no value of one.
-struct AnyField {
-  template <class U>
-  operator U() const noexcept;  // NOLINT: implicit by design
-};
-
-template <class T, std::size_t... I>
-constexpr bool takes_fields(std::index_sequence<I...>) {
-  return requires { T{(void(I), AnyField{})...}; };
-}
-
-/// How many fields the aggregate `T` has.
-template <class T, std::size_t N = 0>
-constexpr std::size_t field_count() {
-  if constexpr (N < 10 && takes_fields<T>(std::make_index_sequence<N + 1>{})) return field_count<T, N + 1>();
-  else return N;
-}
-
-/// Calls `f(field)` for each field of the aggregate `t`, in declaration order.
-template <class T, class F>
-void for_each_field(T& t, F&& f) {
-  constexpr std::size_t n = field_count<T>();
-  static_assert(n >= 1 && n <= 8, "a transform of 1 to 8 fields");
-  if constexpr (n == 1) { auto& [a] = t; f(a); }
-  else if constexpr (n == 2) { auto& [a, b] = t; f(a), f(b); }
-  else if constexpr (n == 3) { auto& [a, b, c] = t; f(a), f(b), f(c); }
-  else if constexpr (n == 4) { auto& [a, b, c, d] = t; f(a), f(b), f(c), f(d); }
-  else if constexpr (n == 5) { auto& [a, b, c, d, e] = t; f(a), f(b), f(c), f(d), f(e); }
-  else if constexpr (n == 6) { auto& [a, b, c, d, e, g] = t; f(a), f(b), f(c), f(d), f(e), f(g); }
-  else if constexpr (n == 7) { auto& [a, b, c, d, e, g, h] = t; f(a), f(b), f(c), f(d), f(e), f(g), f(h); }
-  else { auto& [a, b, c, d, e, g, h, i] = t; f(a), f(b), f(c), f(d), f(e), f(g), f(h), f(i); }
-}
-
-/// The values an enum's fields take: its named ones.
 template <class E>
-constexpr int enum_values() {
-  if constexpr (std::is_same_v<E, conveyor::AutoAugmentPolicy>) return 3;
-  else return 2;  // Interpolation: nearest, bilinear
+constexpr std::uint32_t enum_values() {
+  return static_cast<std::uint32_t>(conveyor::enum_names(E{}).size());
 }
 
 conveyor::PixelTransform random_transform(Choices& c, int depth);
@@ -209,7 +173,7 @@ void arbitrary(Choices& c, std::optional<T>& v, int depth) {
 template <class T>
 conveyor::PixelTransform filled(Choices& c, int depth) {
   T t{};
-  for_each_field(t, [&](auto& field) {
+  conveyor::for_each_field(t, [&](const conveyor::FieldName&, auto& field) {
     // a required argument (an empty optional by default) given mostly; others kept now and then
     bool required = false;
     if constexpr (requires { field.has_value(); }) required = !field.has_value();

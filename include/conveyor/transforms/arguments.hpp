@@ -11,12 +11,17 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace conveyor {
 inline namespace v0 {
+
+namespace detail {
+inline constexpr const char* interpolation_names[] = {"nearest", "bilinear"};
+}  // namespace detail
 
 /// One number or a sequence of two or four, as torchvision takes `degrees`, `shear` and `sigma`:
 /// `.degrees = 30.0`, `.degrees = Numbers{-10.0, 20.0}`, `.shear = Numbers{-5.0, 5.0, 0.0, 10.0}`.
@@ -25,12 +30,21 @@ class Numbers {
   constexpr Numbers(double v) noexcept : size_(1), v_{v, 0, 0, 0} {}  // NOLINT: `= 30.0` reads as torchvision
   constexpr Numbers(double a, double b) noexcept : size_(2), v_{a, b, 0, 0} {}
   constexpr Numbers(double a, double b, double c, double d) noexcept : size_(4), v_{a, b, c, d} {}
+  /// A sequence of one value (`[v]`): `sigma` takes it as v, `degrees` and `shear` refuse it, as torchvision does.
+  [[nodiscard]] static constexpr Numbers listed(double v) noexcept {
+    Numbers n(v);
+    n.listed_ = true;
+    return n;
+  }
   [[nodiscard]] constexpr int size() const noexcept { return size_; }
   [[nodiscard]] constexpr double operator[](int k) const noexcept { return v_[static_cast<std::size_t>(k)]; }
+  /// Given as a sequence rather than one number.
+  [[nodiscard]] constexpr bool is_sequence() const noexcept { return size_ > 1 || listed_; }
 
  private:
   int size_;
   std::array<double, 4> v_;
+  bool listed_ = false;
 };
 
 /// GaussianBlur's `kernel_size`: one odd size for both axes or (width, height), torchvision's order.
@@ -57,13 +71,19 @@ class Fill {
   std::optional<std::array<double, 3>> v_{};
 };
 
+/// An interpolation's names, as torchvision's InterpolationMode values spell them, in the enum's order.
+[[nodiscard]] constexpr std::span<const char* const> enum_names(ops::pixel::Interpolation) noexcept {
+  constexpr std::span<const char* const> names = detail::interpolation_names;
+  return names;
+}
+
 namespace detail {
 
 /// torchvision's `_setup_angle` (transforms.py:1848): a number d >= 0 is [-d, d], a pair is itself;
 /// drawn with `uniform_`, which needs min <= max.
 [[nodiscard]] inline std::array<double, 2> angle_range(const char* transform, const char* argument, const Numbers& n) {
   const std::string arg(argument);
-  expect_transform(n.size() <= 2, transform, arg + " should be a number or a sequence of length 2");
+  expect_transform(n.size() == 2 || !n.is_sequence(), transform, "if " + arg + " is a sequence, it must be of len 2");
   for (int k = 0; k < n.size(); ++k)
     expect_transform(std::isfinite(static_cast<float>(n[k])), transform,
                      arg + " must be finite (in float32), got " + shown(n[k]));
@@ -94,7 +114,7 @@ inline void expect_finite_pair(const char* transform, const char* argument,
 
 /// torchvision's spelling of an interpolation (`InterpolationMode.NEAREST.value`).
 [[nodiscard]] inline const char* interpolation_name(ops::pixel::Interpolation mode) noexcept {
-  return mode == ops::pixel::Interpolation::bilinear ? "bilinear" : "nearest";
+  return enum_names(mode)[static_cast<std::size_t>(mode)];
 }
 
 /// The interpolation, fill and centre arguments of a drawn affine or rotate call (None left out).

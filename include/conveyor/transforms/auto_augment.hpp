@@ -12,6 +12,7 @@
 #include <conveyor/ops/pixel/affine.hpp>
 #include <conveyor/transforms/arguments.hpp>
 #include <conveyor/transforms/augmentation_space.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <array>
@@ -23,6 +24,16 @@ inline namespace v0 {
 
 /// torchvision's AutoAugmentPolicy.
 enum class AutoAugmentPolicy : std::int32_t { imagenet, cifar10, svhn };
+
+namespace detail {
+inline constexpr const char* policy_names[] = {"imagenet", "cifar10", "svhn"};
+}  // namespace detail
+
+/// The policies' names, as torchvision's AutoAugmentPolicy values spell them, in the enum's order.
+[[nodiscard]] constexpr std::span<const char* const> enum_names(AutoAugmentPolicy) noexcept {
+  constexpr std::span<const char* const> names = detail::policy_names;
+  return names;
+}
 
 /// One step of a sub-policy: its op, the probability it applies, its magnitude bin (-1: None).
 struct SubPolicyStep {
@@ -140,6 +151,9 @@ struct AutoAugmentChoice {
 
 struct AutoAugment {
   static constexpr const char* name = "AutoAugment";
+  static constexpr const char* summary =
+      "One of the learned `policy`'s sub-policies (\"imagenet\", \"cifar10\", \"svhn\") for every sample.";
+  static constexpr FieldName fields[] = {"policy", "interpolation", "fill"};
   /// AutoAugment's magnitudes always have 10 bins (_auto_augment.py:341).
   static constexpr int num_magnitude_bins = 10;
   AutoAugmentPolicy policy = AutoAugmentPolicy::imagenet;

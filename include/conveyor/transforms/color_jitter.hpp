@@ -11,6 +11,7 @@
 #include <conveyor/ops/pixel/adjust_contrast.hpp>
 #include <conveyor/ops/pixel/adjust_hue.hpp>
 #include <conveyor/ops/pixel/adjust_saturation.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <algorithm>
@@ -54,6 +55,10 @@ class Jitter {
     return r;
   }
 
+  /// What was given: none (None), one number or a range, the first `count()` of `values()`.
+  [[nodiscard]] constexpr int count() const noexcept { return static_cast<int>(kind_); }
+  [[nodiscard]] constexpr std::array<double, 2> values() const noexcept { return {a_, b_}; }
+
  private:
   enum class Kind : std::uint8_t { none, amount, range };
   Kind kind_ = Kind::none;
@@ -62,6 +67,10 @@ class Jitter {
 
 struct ColorJitter {
   static constexpr const char* name = "ColorJitter";
+  static constexpr const char* summary =
+      "Brightness, contrast, saturation and hue factors drawn uniformly from their ranges (a number v: [max(0, 1 - "
+      "v), 1 + v], hue [-v, v]; or a (min, max) pair), applied in a random order.";
+  static constexpr FieldName fields[] = {"brightness", "contrast", "saturation", "hue"};
   Jitter brightness{};
   Jitter contrast{};
   Jitter saturation{};

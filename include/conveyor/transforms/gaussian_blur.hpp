@@ -9,6 +9,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/gaussian_blur.hpp>
 #include <conveyor/transforms/arguments.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <array>
@@ -22,6 +23,10 @@ inline namespace v0 {
 
 struct GaussianBlur {
   static constexpr const char* name = "GaussianBlur";
+  static constexpr const char* summary =
+      "A Gaussian blur of `kernel_size` (one odd size, or (width, height)), sigma drawn uniformly from `sigma` (a "
+      "(min, max) pair, or one value) for every sample.";
+  static constexpr FieldName fields[] = {required("kernel_size"), "sigma"};
   std::optional<KernelSize> kernel_size{};  ///< required
   Numbers sigma{0.1, 2.0};                  ///< the range sigma is drawn from, or one fixed value
 

@@ -5,6 +5,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/rgb_to_grayscale.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <string>
@@ -14,6 +15,8 @@ inline namespace v0 {
 
 struct Grayscale {
   static constexpr const char* name = "Grayscale";
+  static constexpr const char* summary = "The image's luma (torchvision's weights) in all three channels.";
+  static constexpr FieldName fields[] = {"num_output_channels"};
   int num_output_channels = 3;
 
   void validate() const {

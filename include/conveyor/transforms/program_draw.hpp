@@ -3,8 +3,11 @@
 /// How a pixel transform (ColorJitter, RandomErasing, ...: torchvision v2's classes as aggregates,
 /// one file each, registry.hpp) draws one sample's share of its pixel program.
 ///
-/// A transform is a plain aggregate with torchvision's argument names and defaults, and:
+/// A transform is a plain aggregate with torchvision's arguments as its fields, in torchvision's
+/// order and with its defaults, and:
 ///   static constexpr const char* name;           torchvision's class name
+///   static constexpr const char* summary;        what it does, in a sentence (its Python docstring)
+///   static constexpr FieldName fields[];         its fields' names (fields.hpp)
 ///   void validate() const;                       ConfigError naming the transform and argument
 ///   int max_ops() const;                         the most pixel ops one draw appends
 ///   void draw(ProgramDraw& d, int position) const;
@@ -23,6 +26,7 @@
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/ops/pixel/flip.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
+#include <conveyor/transforms/fields.hpp>
 
 #include <array>
 #include <concepts>
@@ -154,8 +158,9 @@ class ProgramDraw {
 
 /// What the pipeline asks of a pixel transform (see the file's comment).
 template <class T>
-concept PixelTransformType = requires(const T& t, ProgramDraw& d, int position) {
+concept PixelTransformType = NamedFields<T> && requires(const T& t, ProgramDraw& d, int position) {
   { T::name } -> std::convertible_to<const char*>;
+  { T::summary } -> std::convertible_to<const char*>;
   t.validate();
   { t.max_ops() } -> std::same_as<int>;
   t.draw(d, position);

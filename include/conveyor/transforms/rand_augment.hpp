@@ -11,6 +11,7 @@
 #include <conveyor/ops/pixel/op.hpp>
 #include <conveyor/transforms/arguments.hpp>
 #include <conveyor/transforms/augmentation_space.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <string>
@@ -20,6 +21,9 @@ inline namespace v0 {
 
 struct RandAugment {
   static constexpr const char* name = "RandAugment";
+  static constexpr const char* summary =
+      "`num_ops` ops of RandAugment's space, each at bin `magnitude` of `num_magnitude_bins`.";
+  static constexpr FieldName fields[] = {"num_ops", "magnitude", "num_magnitude_bins", "interpolation", "fill"};
   int num_ops = 2;
   int magnitude = 9;  ///< the bin of every op's magnitudes
   int num_magnitude_bins = 31;

@@ -6,6 +6,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/adjust_sharpness.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <cmath>
@@ -16,6 +17,9 @@ inline namespace v0 {
 
 struct RandomAdjustSharpness {
   static constexpr const char* name = "RandomAdjustSharpness";
+  static constexpr const char* summary =
+      "adjust_sharpness(sharpness_factor) with probability `p` (0 blurs, 1 keeps, 2 sharpens).";
+  static constexpr FieldName fields[] = {required("sharpness_factor"), "p"};
   std::optional<double> sharpness_factor{};  ///< required: 0 blurs, 1 keeps, 2 sharpens twice as much
   double p = 0.5;
 

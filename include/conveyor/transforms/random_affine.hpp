@@ -12,6 +12,7 @@
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/ops/pixel/affine.hpp>
 #include <conveyor/transforms/arguments.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <array>
@@ -25,6 +26,11 @@ inline namespace v0 {
 
 struct RandomAffine {
   static constexpr const char* name = "RandomAffine";
+  static constexpr const char* summary =
+      "An affine map drawn as torchvision draws it: angle in `degrees`, shifts up to `translate` (fractions of the "
+      "width and height), a factor in `scale`, shears in `shear` (degrees).";
+  static constexpr FieldName fields[] = {
+      required("degrees"), "translate", "scale", "shear", "interpolation", "fill", "center"};
   std::optional<Numbers> degrees{};                  ///< required: d for [-d, d], or (min, max); 0 for none
   std::optional<std::array<double, 2>> translate{};  ///< the most shift, as fractions of the width and height
   std::optional<std::array<double, 2>> scale{};      ///< (min, max)

@@ -13,6 +13,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 #include <conveyor/transforms/registry.hpp>
 
@@ -25,6 +26,8 @@ inline namespace v0 {
 
 struct RandomApply {
   static constexpr const char* name = "RandomApply";
+  static constexpr const char* summary = "The `transforms`, in order, with probability `p`; none of them otherwise.";
+  static constexpr FieldName fields[] = {required("transforms"), "p"};
   std::vector<PixelTransform> transforms;
   double p = 0.5;
 

@@ -5,6 +5,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/autocontrast.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 namespace conveyor {
@@ -12,6 +13,8 @@ inline namespace v0 {
 
 struct RandomAutocontrast {
   static constexpr const char* name = "RandomAutocontrast";
+  static constexpr const char* summary = "Stretches each channel to [0, 255] with probability `p`.";
+  static constexpr FieldName fields[] = {"p"};
   double p = 0.5;
 
   void validate() const { detail::expect_probability(name, p); }

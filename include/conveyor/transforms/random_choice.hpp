@@ -16,6 +16,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 #include <conveyor/transforms/registry.hpp>
 
@@ -32,6 +33,10 @@ inline namespace v0 {
 
 struct RandomChoice {
   static constexpr const char* name = "RandomChoice";
+  static constexpr const char* summary =
+      "One of the `transforms`, picked with probability `p[k] / sum(p)`; every one equally likely when `p` is None. "
+      "Their transforms all erase (nothing but RandomErasing), or none does.";
+  static constexpr FieldName fields[] = {required("transforms"), "p"};
   std::vector<PixelTransform> transforms;
   std::vector<double> p{};  ///< one weight per transform (normalised by their sum), or empty: uniform
 

@@ -5,6 +5,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/equalize.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 namespace conveyor {
@@ -12,6 +13,8 @@ inline namespace v0 {
 
 struct RandomEqualize {
   static constexpr const char* name = "RandomEqualize";
+  static constexpr const char* summary = "Equalizes each channel's histogram with probability `p`.";
+  static constexpr FieldName fields[] = {"p"};
   double p = 0.5;
 
   void validate() const { detail::expect_probability(name, p); }

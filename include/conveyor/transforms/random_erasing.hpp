@@ -13,6 +13,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/ops/pixel/erase.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <array>
@@ -46,6 +47,10 @@ class ErasingValue {
 
 struct RandomErasing {
   static constexpr const char* name = "RandomErasing";
+  static constexpr const char* summary =
+      "With probability `p`, a rectangle of the normalised output (`scale` of its area, height to width in `ratio`) "
+      "becomes `value`: a number, one per channel, or \"random\" (standard normal values).";
+  static constexpr FieldName fields[] = {"p", "scale", "ratio", "value"};
   double p = 0.5;
   std::array<double, 2> scale{0.02, 0.33};  ///< of the image's area
   std::array<double, 2> ratio{0.3, 3.3};    ///< of the rectangle's height to width

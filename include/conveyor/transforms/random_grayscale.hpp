@@ -5,6 +5,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/rgb_to_grayscale.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 namespace conveyor {
@@ -12,6 +13,8 @@ inline namespace v0 {
 
 struct RandomGrayscale {
   static constexpr const char* name = "RandomGrayscale";
+  static constexpr const char* summary = "Grayscale with probability `p`.";
+  static constexpr FieldName fields[] = {"p"};
   double p = 0.1;
 
   void validate() const { detail::expect_probability(name, p); }

@@ -6,6 +6,7 @@
 /// a flip right after the crop is ImageAugment's own (`ImageAugment::flip`).
 
 #include <conveyor/config.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 namespace conveyor {
@@ -13,6 +14,8 @@ inline namespace v0 {
 
 struct RandomHorizontalFlip {
   static constexpr const char* name = "RandomHorizontalFlip";
+  static constexpr const char* summary = "Flips the image left to right with probability `p`.";
+  static constexpr FieldName fields[] = {"p"};
   double p = 0.5;
 
   void validate() const { detail::expect_probability(name, p); }

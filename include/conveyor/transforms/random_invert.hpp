@@ -5,6 +5,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/invert.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 namespace conveyor {
@@ -12,6 +13,8 @@ inline namespace v0 {
 
 struct RandomInvert {
   static constexpr const char* name = "RandomInvert";
+  static constexpr const char* summary = "255 - v with probability `p`.";
+  static constexpr FieldName fields[] = {"p"};
   double p = 0.5;
 
   void validate() const { detail::expect_probability(name, p); }

@@ -12,6 +12,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 #include <conveyor/transforms/registry.hpp>
 
@@ -26,6 +27,10 @@ inline namespace v0 {
 
 struct RandomOrder {
   static constexpr const char* name = "RandomOrder";
+  static constexpr const char* summary =
+      "All the `transforms`, in a uniformly random order; none of them may erase (RandomErasing comes after every "
+      "other transform).";
+  static constexpr FieldName fields[] = {required("transforms")};
   std::vector<PixelTransform> transforms;
 
   void validate() const;

@@ -5,6 +5,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/posterize.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <optional>
@@ -15,6 +16,8 @@ inline namespace v0 {
 
 struct RandomPosterize {
   static constexpr const char* name = "RandomPosterize";
+  static constexpr const char* summary = "Keeps the `bits` high bits of every value with probability `p`.";
+  static constexpr FieldName fields[] = {required("bits"), "p"};
   std::optional<int> bits{};  ///< required: bits kept per channel, 0 to 8
   double p = 0.5;
 

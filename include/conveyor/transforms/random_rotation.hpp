@@ -9,6 +9,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/affine.hpp>
 #include <conveyor/transforms/arguments.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <array>
@@ -20,6 +21,10 @@ inline namespace v0 {
 
 struct RandomRotation {
   static constexpr const char* name = "RandomRotation";
+  static constexpr const char* summary =
+      "A rotation by an angle uniform in `degrees` (d: [-d, d]; counter-clockwise) about `center` (the image's by "
+      "default); `expand=True` is refused (a batch's size is fixed).";
+  static constexpr FieldName fields[] = {required("degrees"), "interpolation", "expand", "center", "fill"};
   std::optional<Numbers> degrees{};  ///< required: d for [-d, d], or (min, max); counter-clockwise
   ops::pixel::Interpolation interpolation = ops::pixel::Interpolation::nearest;
   bool expand = false;

@@ -6,6 +6,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/solarize.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <cmath>
@@ -16,6 +17,8 @@ inline namespace v0 {
 
 struct RandomSolarize {
   static constexpr const char* name = "RandomSolarize";
+  static constexpr const char* summary = "Inverts the values at or above `threshold` with probability `p`.";
+  static constexpr FieldName fields[] = {required("threshold"), "p"};
   std::optional<double> threshold{};  ///< required: values at or above it are inverted
   double p = 0.5;
 

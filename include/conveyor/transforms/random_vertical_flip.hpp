@@ -5,6 +5,7 @@
 /// ops before it allow (`ProgramDraw::flip`).
 
 #include <conveyor/config.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 namespace conveyor {
@@ -12,6 +13,8 @@ inline namespace v0 {
 
 struct RandomVerticalFlip {
   static constexpr const char* name = "RandomVerticalFlip";
+  static constexpr const char* summary = "Flips the image top to bottom with probability `p`.";
+  static constexpr FieldName fields[] = {"p"};
   double p = 0.5;
 
   void validate() const { detail::expect_probability(name, p); }

@@ -2,7 +2,9 @@
 /// @file
 /// The pixel transforms ImageAugment runs after its crop and flip, in the user's order: one type
 /// list, and the variant a list element is. A new transform is its file (program_draw.hpp says
-/// what it provides) plus its include and its line in `PixelTransforms`; nothing else names it.
+/// what it provides, fields.hpp how its arguments are declared) plus its include and its line in
+/// `PixelTransforms`; nothing else names it. Its Python class, stubs and docs page, the fuzzers'
+/// random instances and the tests that loop over the registry follow from the declaration.
 /// RandomApply, RandomChoice and RandomOrder, which hold lists of them, are defined in
 /// random_apply.hpp, random_choice.hpp and random_order.hpp (transforms/program.hpp includes
 /// everything).

@@ -10,6 +10,7 @@
 #include <conveyor/ops/pixel/affine.hpp>
 #include <conveyor/transforms/arguments.hpp>
 #include <conveyor/transforms/augmentation_space.hpp>
+#include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
 #include <cstdint>
@@ -19,6 +20,9 @@ inline namespace v0 {
 
 struct TrivialAugmentWide {
   static constexpr const char* name = "TrivialAugmentWide";
+  static constexpr const char* summary =
+      "One op of TrivialAugment's wide space, at a random magnitude bin, for every sample.";
+  static constexpr FieldName fields[] = {"num_magnitude_bins", "interpolation", "fill"};
   int num_magnitude_bins = 31;
   ops::pixel::Interpolation interpolation = ops::pixel::Interpolation::nearest;
   Fill fill = Fill::none();

@@ -1,0 +1,55 @@
+"""Every pixel transform conveyor registers (its C++ declaration, from which the Python class is made)
+against torchvision 0.29's class of the same name: the same arguments in the same order, the same
+defaults, required where torchvision's has no default. A transform whose declaration drifts from
+torchvision's signature fails here, whatever else its tests check."""
+import dataclasses
+import enum
+import inspect
+
+import pytest
+
+from reference import require
+
+torch, torchvision = require()
+v2 = pytest.importorskip("torchvision.transforms.v2")
+from conveyor import _conveyor  # noqa: E402
+from conveyor import transforms as T  # noqa: E402
+
+# torchvision's arguments conveyor does not take, and why: RandomErasing works in place on a
+# tensor torchvision owns; conveyor's output is its own.
+NOT_TAKEN = {("RandomErasing", "inplace")}
+# conveyor's defaults that are not torchvision's, and why: a batch of RGB images keeps three channels.
+OTHER_DEFAULTS = {("Grayscale", "num_output_channels")}
+
+
+def _plain(value):
+    """A default as conveyor's class holds it: enums by their value, sequences as tuples of floats."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return tuple(float(v) for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in _conveyor.pixel_transform_schema()])
+def test_a_registered_transform_takes_torchvision_arguments_in_order_with_its_defaults(name):
+    theirs = inspect.signature(getattr(v2, name)).parameters
+    ours = {f.name: f for f in dataclasses.fields(getattr(T, name))}
+    assert list(ours) == [p for p in theirs if (name, p) not in NOT_TAKEN]
+    for argument, field in ours.items():
+        default = theirs[argument].default
+        if default is inspect.Parameter.empty:
+            assert field.default is dataclasses.MISSING, f"{name}.{argument} is required in torchvision"
+        elif (name, argument) not in OTHER_DEFAULTS:
+            assert _plain(field.default) == _plain(default), f"{name}.{argument}"
+
+
+def test_every_torchvision_transform_conveyor_takes_is_registered_or_a_pipeline_step():
+    steps = {"Compose", "RandomResizedCrop", "Resize", "CenterCrop", "ToImage", "PILToTensor", "ToPureTensor",
+             "ToDtype", "ToTensor", "Normalize", "MixUp", "CutMix"}
+    registered = {name for name, _, _ in _conveyor.pixel_transform_schema()}
+    classes = {n for n in T.__all__ if isinstance(getattr(T, n), type) and dataclasses.is_dataclass(getattr(T, n))}
+    assert classes == registered | steps
+    assert all(hasattr(v2, n) for n in classes)
