@@ -57,7 +57,7 @@ TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on t
   conveyor_test::FuzzOutcome total;
   int ran = 0, views = 0, device = 0, refused_samples = 0;
   conveyor::CounterRng rng(20261206, 0, 0, conveyor::RngOp::user);
-  for (int k = 0; k < 2500; ++k) {
+  for (int k = 0; k < 3000; ++k) {
     std::vector<std::uint8_t> bytes(160 + rng.below(200));
     for (std::uint8_t& b : bytes) b = static_cast<std::uint8_t>(rng.next_u32());
     INFO("case " << k);

@@ -14,6 +14,7 @@
 #include <conveyor/transforms/color_jitter.hpp>
 #include <conveyor/transforms/gaussian_blur.hpp>
 #include <conveyor/transforms/grayscale.hpp>
+#include <conveyor/transforms/identity.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 #include <conveyor/transforms/rand_augment.hpp>
 #include <conveyor/transforms/random_adjust_sharpness.hpp>
@@ -48,7 +49,7 @@ using PixelTransforms =
     TransformList<RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
                   RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                   GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
-                  RandomErasing, RandomApply, RandomChoice, RandomOrder>;
+                  RandomErasing, RandomApply, RandomChoice, RandomOrder, Identity>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;
