@@ -100,27 +100,36 @@ TEST_CASE("the fused kernel equals the CPU resampler on random plans and pixels"
   std::uint64_t seed = 40;
   for (auto [ow, oh] : sizes)
     for (DType dtype : {DType::u8, DType::f32, DType::f16, DType::bf16})
-      for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
-        INFO("output " << ow << " x " << oh << ", " << to_string(dtype) << " " << to_string(layout) << ", seed "
-                       << seed);
-        const RandomBatch b = random_batch(++seed, 48, ow, oh);
-        ops::OutputParams params;
-        params.dtype = dtype;
-        params.layout = layout;
-        for (int c = 0; dtype != DType::u8 && c < 3; ++c) {  // arbitrary statistics, not ImageNet's
-          params.scale[c] = 1.0f / (255.0f * (0.2f + 0.01f * c));
-          params.bias[c] = -2.0f + static_cast<float>(c);
+      for (Layout layout : {Layout::NCHW, Layout::NHWC})
+        for (const bool torchvision_rounding : {false, true}) {
+          if (dtype == DType::u8 && torchvision_rounding) continue;
+          INFO("output " << ow << " x " << oh << ", " << to_string(dtype) << " " << to_string(layout) << ", seed "
+                         << seed << (torchvision_rounding ? ", torchvision's roundings" : ""));
+          const RandomBatch b = random_batch(++seed, 48, ow, oh);
+          ops::OutputParams params;
+          params.dtype = dtype;
+          params.layout = layout;
+          for (int c = 0; dtype != DType::u8 && c < 3; ++c) {  // arbitrary statistics, not ImageNet's
+            const float mean = 0.3f + 0.1f * static_cast<float>(c), deviation = 0.2f + 0.01f * static_cast<float>(c);
+            if (torchvision_rounding) {  // (v * (1/255) - mean) / std, as a compiled Compose's Normalize
+              params.scale[c] = static_cast<float>(1.0 / 255.0);
+              params.bias[c] = mean;
+              params.divisor[c] = deviation;
+            } else {
+              params.scale[c] = 1.0f / (255.0f * deviation);
+              params.bias[c] = -2.0f + static_cast<float>(c);
+            }
+          }
+          const std::size_t sample_bytes = std::size_t(ow) * oh * 3 * dtype_size(dtype);
+          const std::vector<std::byte> got = on_device(b, params, sample_bytes);
+          ops::cpu::ResampleScratch scratch;
+          std::vector<std::byte> expected(sample_bytes);
+          for (std::size_t i = 0; i < b.plans.size(); ++i) {
+            const ops::SamplePlan& p = b.plans[i];
+            INFO("sample " << i << ": view " << p.src.width << " x " << p.src.height << " strides " << p.src.x_stride
+                           << ", " << p.src.y_stride << ", scales " << p.x.scale << ", " << p.y.scale);
+            ops::cpu::resample(b.pixels.data(), p, params, expected.data(), scratch);
+            REQUIRE(std::memcmp(got.data() + i * sample_bytes, expected.data(), sample_bytes) == 0);  // no tolerance
+          }
         }
-        const std::size_t sample_bytes = std::size_t(ow) * oh * 3 * dtype_size(dtype);
-        const std::vector<std::byte> got = on_device(b, params, sample_bytes);
-        ops::cpu::ResampleScratch scratch;
-        std::vector<std::byte> expected(sample_bytes);
-        for (std::size_t i = 0; i < b.plans.size(); ++i) {
-          const ops::SamplePlan& p = b.plans[i];
-          INFO("sample " << i << ": view " << p.src.width << " x " << p.src.height << " strides " << p.src.x_stride
-                         << ", " << p.src.y_stride << ", scales " << p.x.scale << ", " << p.y.scale);
-          ops::cpu::resample(b.pixels.data(), p, params, expected.data(), scratch);
-          REQUIRE(std::memcmp(got.data() + i * sample_bytes, expected.data(), sample_bytes) == 0);  // no tolerance
-        }
-      }
 }

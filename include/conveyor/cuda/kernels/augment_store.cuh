@@ -26,9 +26,13 @@ namespace cuda::kernels {
 
 namespace detail {
 
-/// `ops::normalized` of the byte of output sum `v` (see `output_start`) of channel `c`.
+/// `ops::normalized` of the byte of output sum `v` (see `output_start`) of channel `c`: one `fmaf`,
+/// or torchvision's three roundings where the params carry a divisor (a compiled Compose's Normalize).
 __device__ __forceinline__ float normalized_sum(const ops::OutputParams& params, int c, std::uint32_t v) {
-  return fmaf(sum_float(v), params.scale[c], params.bias[c]);
+  const float x = sum_float(v);
+  if (params.divisor[c] != 0.0f)
+    return ops::exact::div(ops::exact::sub(ops::exact::mul(x, params.scale[c]), params.bias[c]), params.divisor[c]);
+  return fmaf(x, params.scale[c], params.bias[c]);
 }
 
 /// `ops::store` of a pixel's three output sums (see `output_start`) at element `i` (channel 0) of a
