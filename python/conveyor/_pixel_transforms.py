@@ -34,8 +34,9 @@ class _PixelTransform:
 def _make(name: str, summary: str, fields: Sequence[Tuple[str, str, bool, Any]]) -> type:
     spec: List[Any] = [(field, annotation) if required else (field, annotation, dataclasses.field(default=default))
                        for field, annotation, required, default in fields]
-    return dataclasses.make_dataclass(name, spec, bases=(_PixelTransform,),
-                                      namespace={"__doc__": summary, "__module__": "conveyor.transforms"})
+    cls = dataclasses.make_dataclass(name, spec, bases=(_PixelTransform,), namespace={"__doc__": summary})
+    cls.__module__ = "conveyor.transforms"  # where users find it (Python 3.12 sets the caller's module)
+    return cls
 
 
 PIXEL_TRANSFORMS: Tuple[type, ...] = tuple(_make(*entry) for entry in _conveyor.pixel_transform_schema())

@@ -54,6 +54,18 @@ std::optional<std::vector<double>> sequence_of(const Where& w, nb::handle value,
   return out;
 }
 
+/// A number, or a sequence of one or three (one per channel), as `T` takes them; a TypeError says
+/// `expected` for anything else.
+template <class T>
+T per_channel(const Where& w, nb::handle v, const char* expected) {
+  if (number_like(v)) return T(real(w, v));
+  if (!items(v)) type_error(w, expected, v);
+  const auto values = sequence_of(w, v, {1, 3});
+  if (!values) config_error(w, "needs one number or one per channel (3), got " + std::string(nb::repr(v).c_str()));
+  if (values->size() == 1) return T((*values)[0]);
+  return T((*values)[0], (*values)[1], (*values)[2]);
+}
+
 }  // namespace
 
 void type_error(const Where& w, const char* expected, nb::handle value) {
@@ -190,12 +202,7 @@ nb::object Field<conveyor::KernelSize>::value(const conveyor::KernelSize& v) {
 
 conveyor::Fill Field<conveyor::Fill>::from(const Where& w, nb::handle v) {
   if (v.is_none()) return conveyor::Fill::none();
-  if (number_like(v)) return {real(w, v)};
-  if (!items(v)) type_error(w, "None, a number or a sequence of numbers", v);
-  const auto values = sequence_of(w, v, {1, 3});
-  if (!values) config_error(w, "needs one number or one per channel (3), got " + std::string(nb::repr(v).c_str()));
-  if (values->size() == 1) return {(*values)[0]};
-  return {(*values)[0], (*values)[1], (*values)[2]};
+  return per_channel<conveyor::Fill>(w, v, "None, a number or a sequence of numbers");
 }
 
 nb::object Field<conveyor::Fill>::value(const conveyor::Fill& v) {
@@ -209,12 +216,7 @@ conveyor::ErasingValue Field<conveyor::ErasingValue>::from(const Where& w, nb::h
       config_error(w, "given as a string must be 'random', got " + std::string(nb::repr(v).c_str()));
     return conveyor::ErasingValue::random();
   }
-  if (number_like(v)) return {real(w, v)};
-  if (!items(v)) type_error(w, "a number, a sequence of numbers or 'random'", v);
-  const auto values = sequence_of(w, v, {1, 3});
-  if (!values) config_error(w, "needs one number or one per channel (3), got " + std::string(nb::repr(v).c_str()));
-  if (values->size() == 1) return {(*values)[0]};
-  return {(*values)[0], (*values)[1], (*values)[2]};
+  return per_channel<conveyor::ErasingValue>(w, v, "a number, a sequence of numbers or 'random'");
 }
 
 nb::object Field<conveyor::ErasingValue>::value(const conveyor::ErasingValue& v) {
