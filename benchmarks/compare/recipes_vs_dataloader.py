@@ -29,7 +29,8 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 def recipes(size, classes):
     """name -> (Compose, batch transform or None): ResNet's 2015 recipe, torchvision's 2021
     reference (TrivialAugmentWide, RandomErasing; and with its MixUp 0.2 / CutMix 1.0),
-    SimCLR-style colour, BYOL's first view (colour, a 23-tap blur, solarize), and evaluation."""
+    SimCLR-style colour, BYOL's first view (colour, a 23-tap blur, solarize), evaluation, a resize
+    of every image to (h, w) and a rectangular random crop."""
     tail = [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]
     out = {
         "resnet (RRC, flip)": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip()] + tail,
@@ -40,6 +41,10 @@ def recipes(size, classes):
                                v2.RandomApply([v2.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), v2.RandomGrayscale(0.2),
                                v2.GaussianBlur(23, sigma=(0.1, 2.0)), v2.RandomSolarize(128, p=0.2)] + tail,
         "eval (resize, center crop)": [v2.Resize(size * 8 // 7), v2.CenterCrop(size)] + tail,
+        # the pipeline of the document conveyor answers, in v2: every image to size x size, no crop
+        "resize to (h, w)": [v2.Resize((size, size))] + tail,
+        "rectangle (RRC to (3/4 h, w), flip)": [v2.RandomResizedCrop((size * 3 // 4, size)),
+                                                v2.RandomHorizontalFlip()] + tail,
     }
     if hasattr(v2, "TrivialAugmentWide"):
         out["torchvision 2021 (TA-wide, erasing)"] = ([v2.RandomResizedCrop(size), v2.RandomHorizontalFlip(),
@@ -54,7 +59,8 @@ def recipes(size, classes):
 class Decoded(torch.utils.data.Dataset):
     def __init__(self, root, transform):
         self.files = [(os.path.join(d, f), label)
-                      for label, d in enumerate(sorted(os.path.join(root, c) for c in os.listdir(root)))
+                      for label, d in enumerate(sorted(os.path.join(root, c) for c in os.listdir(root)
+                                                       if os.path.isdir(os.path.join(root, c))))  # as ImageFolder
                       for f in sorted(os.listdir(d))]
         self.transform = transform
 
@@ -101,11 +107,14 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--size", type=int, default=176)
     ap.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+    ap.add_argument("--only", default="", help="run the recipes whose name holds one of these comma-separated words")
     args = ap.parse_args()
     torch.set_num_threads(1)  # the DataLoader's workers each use one, as conveyor's do
     rows = []
     classes = len(conveyor.ImageFolder(args.data).classes)
     for name, (compose, mixing) in recipes(args.size, classes).items():
+        if args.only and not any(word in name for word in args.only.split(",")):
+            continue
         try:
             conveyor.ImageAugment.from_transforms(compose)
         except conveyor.ConfigError as e:

@@ -123,14 +123,15 @@ def _casts_to_16_bits(t: Any) -> bool:
     return isinstance(t, T.ToDtype) and not isinstance(t.dtype, dict) and dtype_name(t.dtype) in ("f16", "bf16")
 
 
-def _size(where: str, name: str, size: Any) -> int:
-    """A square size: an int, or a sequence of one int or two equal ones."""
+def _size(where: str, name: str, size: Any, crop: bool = True) -> Any:
+    """torchvision's size as ImageAugment takes it: an int, or (height, width); a crop's square
+    (which torchvision keeps as a pair) as an int. A resize's pair stays one: it is not a shorter side."""
     values = [size] if isinstance(size, int) else list(size)
-    if len(values) == 2 and values[0] == values[1]:
+    if len(values) not in (1, 2) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise _conveyor.ConfigError(f"{where} ({name}): size must be an int or (height, width), got {size!r}")
+    if crop and len(values) == 2 and values[0] == values[1]:
         values = values[:1]
-    if len(values) != 1 or not isinstance(values[0], int):
-        raise _conveyor.ConfigError(f"{where} ({name}): conveyor's crops are square, got size {size!r}")
-    return values[0]
+    return values[0] if len(values) == 1 else tuple(values)
 
 
 def _resampling(where: str, t: Any) -> None:
@@ -164,19 +165,21 @@ def image_augment(pipeline: Any) -> ImageAugment:
                                         "runs as it stores the output: only RandomErasing may follow it")
         if isinstance(t, T.Resize):
             if state != "decoded" or resize_at:
-                raise _conveyor.ConfigError(f"{where} (Resize): conveyor resizes once, before a CenterCrop")
+                raise _conveyor.ConfigError(f"{where} (Resize): conveyor resizes once, first, before a CenterCrop "
+                                            "or as the pipeline's only resize to (height, width)")
             _resampling(where, t)
-            if t.max_size is not None:
-                raise _conveyor.ConfigError(f"{where} (Resize): max_size is not supported")
-            sizes = [t.size] if isinstance(t.size, int) else list(t.size)
-            if len(sizes) != 1:
-                raise _conveyor.ConfigError(f"{where} (Resize): conveyor resizes the shorter side to one size "
-                                            f"(Resize(n)), got size {t.size!r}")
-            a.resize, resize_at = sizes[0], where
+            if t.size is None:
+                raise _conveyor.ConfigError(f"{where} (Resize): size=None (the longer side to max_size) is not "
+                                            "supported")
+            a.resize, a.max_size, resize_at = _size(where, "Resize", t.size, crop=False), t.max_size, where
             continue
+        if resize_at and isinstance(a.resize, tuple) and not isinstance(t, T.CenterCrop):
+            # Resize((height, width)) gives every sample one size: the output is the whole resized image
+            a.crop, a.size, state, resize_at = "center", a.resize, "uint8", None
         if resize_at and not isinstance(t, T.CenterCrop):
             raise _conveyor.ConfigError(f"{where} ({name}) after Resize ({resize_at}): conveyor needs a CenterCrop "
-                                        "right after a Resize, so that every sample has one size")
+                                        "right after a Resize of the shorter side (Resize(n)), so that every sample "
+                                        "has one size")
         if isinstance(t, (T.CenterCrop, T.RandomResizedCrop)):
             if state != "decoded":
                 raise _conveyor.ConfigError(f"{where} ({name}): conveyor crops once, first")
@@ -191,7 +194,7 @@ def image_augment(pipeline: Any) -> ImageAugment:
         if state == "decoded":
             raise _conveyor.ConfigError(
                 f"{where} ({name}) comes before any crop: a batch needs one size, so conveyor's pipelines start "
-                "with RandomResizedCrop(size), CenterCrop(size) or Resize(n) and CenterCrop(size)")
+                "with RandomResizedCrop(size), CenterCrop(size), Resize((height, width)), or Resize(n) and CenterCrop(size)")
         if isinstance(t, T.RandomHorizontalFlip) and not pixels and a.flip == 0.0:
             a.flip = float(t.p)  # the crop's own flip: no program, today's fused path
         elif _only_erases(t):
@@ -228,12 +231,15 @@ def image_augment(pipeline: Any) -> ImageAugment:
             a.normalize, state = (mean * 3 if len(mean) == 1 else mean, std * 3 if len(std) == 1 else std), "normalised"
         else:
             raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor here")
+    if resize_at and isinstance(a.resize, tuple):
+        a.crop, a.size, resize_at = "center", a.resize, None
     if resize_at:
-        raise _conveyor.ConfigError(f"the Resize at {resize_at} needs a CenterCrop after it: a batch needs one size")
+        raise _conveyor.ConfigError(f"the Resize at {resize_at} needs a CenterCrop after it, or a size (height, "
+                                    "width): a batch needs one size")
     if not a.crop:
         raise _conveyor.ConfigError(
             "the pipeline has no crop: a batch needs one size, so conveyor's pipelines start with "
-            "RandomResizedCrop(size), CenterCrop(size) or Resize(n) and CenterCrop(size)")
+            "RandomResizedCrop(size), CenterCrop(size), Resize((height, width)), or Resize(n) and CenterCrop(size)")
     a.transforms = pixels
     try:  # what only the whole pipeline decides (a blur larger than the crop), named by its place
         a._native()

@@ -57,6 +57,18 @@ def _pair(name: str, value: Any) -> Tuple[float, float]:
         raise TypeError(f"ImageAugment: {name} must be a pair of numbers, got {value!r}") from None
 
 
+def _size(name: str, value: Any) -> List[int]:
+    """torchvision's size: an int, or (height, width) (a sequence of one int is that int)."""
+    values = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    try:
+        sizes = [_args.integer("ImageAugment", name, v, 1) for v in values]
+    except TypeError:
+        raise TypeError(f"ImageAugment: {name} must be an int or (height, width), got {value!r}") from None
+    if len(sizes) not in (1, 2):
+        raise _conveyor.ConfigError(f"ImageAugment: {name} must be an int or (height, width), got {value!r}")
+    return sizes
+
+
 @dataclasses.dataclass
 class ImageAugment:
     """Decode, crop, resize, flip, normalise and convert each image, with torchvision's semantics.
@@ -70,7 +82,8 @@ class ImageAugment:
     The fields, whose defaults are those of a bare `ImageAugment()` (a random-resized crop to 224,
     no flip, no normalisation, f32):
     crop: "random_resized" (RandomResizedCrop(size, scale, ratio)) or "center" (CenterCrop(size),
-    after Resize(resize) when resize is set). flip: the horizontal flip's probability. normalize:
+    after Resize(resize, max_size) when resize is set); sizes as torchvision takes them, an int (a
+    square; for resize the shorter side) or (height, width). flip: the horizontal flip's probability. normalize:
     (mean, std) on pixels / 255, "imagenet", or None (floats are pixels / 255). dtype: "u8",
     "f32", "f16", "bf16" or a torch dtype. layout: "nchw" or "nhwc". exif_orientation: apply the
     Exif orientation (torchvision's ImageFolder ignores it). roi: decode only the crop's rows and
@@ -92,10 +105,10 @@ class ImageAugment:
     """
 
     crop: str = "random_resized"
-    size: int = 224
+    size: Union[int, Tuple[int, int]] = 224
     scale: Tuple[float, float] = (0.08, 1.0)
     ratio: Tuple[float, float] = (3 / 4, 4 / 3)
-    resize: Optional[int] = None
+    resize: Union[None, int, Tuple[int, int]] = None
     flip: float = 0.0
     normalize: Union[None, str, Tuple[Sequence[float], Sequence[float]]] = None
     dtype: Any = "f32"
@@ -108,6 +121,7 @@ class ImageAugment:
     sixteen_bit: str = "refuse"
     transforms: Sequence[PixelTransform] = ()
     torchvision_rounding: bool = False
+    max_size: Optional[int] = None
 
     @classmethod
     def train(cls, size: int = 224, **fields: Any) -> "ImageAugment":
@@ -145,8 +159,9 @@ class ImageAugment:
         decode_scaling = None if self.decode_scaling is None else _args.flag(who, "decode_scaling", self.decode_scaling)
         return _conveyor.image_augment(
             crop=_args.choice(who, "crop", self.crop, ("random_resized", "center")),
-            size=_args.integer(who, "size", self.size, 1), scale=_pair("scale", self.scale),
-            ratio=_pair("ratio", self.ratio), resize=_args.optional_integer(who, "resize", self.resize, 1),
+            size=_size("size", self.size), scale=_pair("scale", self.scale),
+            ratio=_pair("ratio", self.ratio), resize=None if self.resize is None else _size("resize", self.resize),
+            max_size=_args.optional_integer(who, "max_size", self.max_size, 1),
             flip=_args.real(who, "flip", self.flip), mean=None if normalize is None else normalize[0],
             std=None if normalize is None else normalize[1], dtype=dtype,
             layout=_args.choice(who, "layout", str(self.layout).lower(), ("nchw", "nhwc")),

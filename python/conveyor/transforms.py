@@ -55,7 +55,8 @@ class CutMix:
 
 @dataclasses.dataclass
 class RandomResizedCrop:
-    """A random box of `scale` of the area, aspect in `ratio`, resized to size x size."""
+    """A random box of `scale` of the area, aspect in `ratio`, resized to `size` (an int for a
+    square, or (height, width))."""
 
     size: Union[int, Sequence[int]]
     scale: Tuple[float, float] = (0.08, 1.0)
@@ -66,9 +67,10 @@ class RandomResizedCrop:
 
 @dataclasses.dataclass
 class Resize:
-    """The shorter side to `size`, before a CenterCrop."""
+    """An int: the shorter side to `size` (the longer at most `max_size`), before a CenterCrop;
+    (height, width): exactly that size, alone or before a CenterCrop."""
 
-    size: Union[int, Sequence[int]]
+    size: Union[None, int, Sequence[int]]
     interpolation: Any = "bilinear"
     max_size: Optional[int] = None
     antialias: Optional[bool] = True

@@ -26,21 +26,32 @@ Transform make_transform(conveyor::AnyTransform any) {
   return t;
 }
 
-Transform image_augment(const std::string& crop, int size, std::pair<double, double> scale,
-                        std::pair<double, double> ratio, std::optional<int> resize, double flip,
+/// torchvision's size: [n] or [height, width].
+conveyor::Size size_of(const char* name, const std::vector<int>& v) {
+  if (v.size() == 1) return {v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  throw conveyor::ConfigError(std::string("ImageAugment: ") + name + " must be an int or (height, width), got " +
+                              std::to_string(v.size()) + " values");
+}
+
+Transform image_augment(const std::string& crop, const std::vector<int>& size, std::pair<double, double> scale,
+                        std::pair<double, double> ratio, const std::optional<std::vector<int>>& resize,
+                        std::optional<int> max_size, double flip,
                         std::optional<std::vector<float>> mean, std::optional<std::vector<float>> std_dev,
                         const std::string& dtype, const std::string& layout, bool exif_orientation, bool roi,
                         std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
                         const std::string& sixteen_bit, bool torchvision_rounding,
                         const std::vector<PixelTransform>& transforms) {
   conveyor::ImageAugment a;
+  const conveyor::Size out = size_of("size", size);
   if (crop == "random_resized")
-    a.crop = conveyor::RandomResizedCrop{size, {scale.first, scale.second}, {ratio.first, ratio.second}};
+    a.crop = conveyor::RandomResizedCrop{out, {scale.first, scale.second}, {ratio.first, ratio.second}};
   else if (crop == "center")
-    a.crop = conveyor::CenterCrop{size};
+    a.crop = conveyor::CenterCrop{out};
   else
     throw conveyor::ConfigError("ImageAugment: crop must be 'random_resized' or 'center', got '" + crop + "'");
-  if (resize) a.resize = conveyor::Resize{*resize};
+  if (resize) a.resize = conveyor::Resize{size_of("resize", *resize), max_size};
+  else if (max_size) throw conveyor::ConfigError("ImageAugment: max_size applies to a resize, and there is none");
   a.flip.p = flip;
   if (mean.has_value() != std_dev.has_value())
     throw conveyor::ConfigError("ImageAugment: normalize needs both mean and std");
@@ -95,8 +106,8 @@ void bind_transforms(nb::module_& m) {
   nb::class_<Transform>(m, "Transform")
       .def_ro("sample_shape", &Transform::shape)
       .def_ro("dtype", &Transform::dtype);
-  m.def("image_augment", &image_augment, "crop"_a, "size"_a, "scale"_a, "ratio"_a, "resize"_a, "flip"_a, "mean"_a,
-        "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
+  m.def("image_augment", &image_augment, "crop"_a, "size"_a, "scale"_a, "ratio"_a, "resize"_a, "max_size"_a,
+        "flip"_a, "mean"_a, "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
         "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "transforms"_a = std::vector<PixelTransform>{});
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
   m.def("views", &views, "views"_a, "Views of (image transform, count) pairs: each image decoded once.");

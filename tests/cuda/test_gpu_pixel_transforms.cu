@@ -92,20 +92,42 @@ TEST_CASE("pixel programs on the GPU equal the CPU backend's batches for every d
     }
 }
 
+// A compiled Compose normalises with torchvision's three roundings (Normalize::torchvision_rounding).
+TEST_CASE("a compiled Compose's normalisation on the GPU equals the CPU's with and without pixel transforms",
+          "[gpu][transforms][data]") {
+  CONVEYOR_REQUIRE_SHARED_DATA(data);
+  const conveyor_test::TempDir t;
+  const FileList photos = conveyor_test::corpus_photos(data, t);
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16})
+    for (Layout layout : {Layout::NCHW, Layout::NHWC})
+      for (const bool transforms : {false, true}) {
+        // the eval Compose as ImageAugment.from_transforms makes it, to (height, width)
+        ImageAugment eval{.crop = CenterCrop{.size = {56, 72}}, .resize = Resize{.size = 80}, .dtype = dtype,
+                          .layout = layout, .decode_scaling = false};
+        eval.normalize = Normalize::imagenet();
+        eval.normalize->torchvision_rounding = true;
+        if (transforms) eval.transforms = {RandomInvert{.p = 0.5}, RandomErasing{.p = 0.5}};
+        eval.validate();
+        INFO(to_string(dtype) << " " << to_string(layout) << (transforms ? ", with transforms" : ""));
+        require_same_as_cpu(photos, eval, {.batch_size = 8, .workers = 4, .seed = 5, .device = 0}, 1);
+      }
+}
+
 TEST_CASE("many random recipes on the GPU equal the CPU backend's batches", "[gpu][transforms][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
   const conveyor_test::TempDir t;
   const FileList photos = conveyor_test::corpus_photos(data, t);
   CounterRng rng(7, 0, 0, RngOp::user);
   for (int recipe = 0; recipe < 24; ++recipe) {
-    ImageAugment aug{.crop = RandomResizedCrop{.size = 40 + 8 * static_cast<int>(rng.below(8))},
+    const int side = 40 + 8 * static_cast<int>(rng.below(8));  // and every other recipe (height, width), odd ones too
+    ImageAugment aug{.crop = RandomResizedCrop{.size = recipe % 2 ? Size{side} : Size{side - 5, side + 11}},
                      .flip = {.p = 0.5},
                      .transforms = random_recipe(rng),
                      .normalize = Normalize::imagenet(),
                      .dtype = DType::bf16,
                      .layout = recipe % 2 ? Layout::NHWC : Layout::NCHW};
     aug.validate();
-    INFO("recipe " << recipe << ", size " << aug.output_size());
+    INFO("recipe " << recipe << ", size " << aug.output_size().height << " x " << aug.output_size().width);
     require_same_as_cpu(photos, aug, {.batch_size = 9, .workers = 4, .seed = std::uint64_t(recipe), .device = 0}, 1);
   }
 }

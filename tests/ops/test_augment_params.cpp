@@ -138,6 +138,17 @@ TEST_CASE("Resize computes torchvision's output size", "[ops][augment]") {
   CHECK(ops::resize_shorter_side(256, 256, 256) == A{256, 256});
   CHECK(ops::resize_shorter_side(256, 300, 225) == A{341, 256});  // upscaling
   CHECK(ops::resize_shorter_side(256, 1000, 1) == A{256000, 256});
+  // max_size caps the longer side: int(max_size * short / long) for the shorter, from torchvision's
+  // _compute_resized_output_size run on these sizes
+  CHECK(ops::resize_shorter_side(256, 500, 375, 300) == A{300, 225});
+  CHECK(ops::resize_shorter_side(256, 375, 500, 300) == A{225, 300});
+  CHECK(ops::resize_shorter_side(256, 1000, 1, 400) == A{400, 0});  // refused by the plan, as torch refuses it
+  CHECK(ops::resize_shorter_side(160, 640, 427, 200) == A{200, 133});
+  CHECK(ops::resize_shorter_side(256, 500, 375, 400) == A{341, 256});  // below the cap: unchanged
+  CHECK(ops::resize_shorter_side(224, 333, 1000, 225) == A{75, 225});
+  // (height, width): exactly that, whatever the image
+  CHECK(ops::resized_size(Resize{.size = {120, 200}}, 640, 427) == A{200, 120});
+  CHECK(ops::resized_size(Resize{.size = 256, .max_size = 300}, 500, 375) == A{300, 225});
 }
 
 TEST_CASE("CenterCrop offsets round half to even and pad when smaller", "[ops][augment]") {
@@ -175,6 +186,13 @@ TEST_CASE("ImageAugment rejects invalid options by name", "[ops][augment]") {
   CHECK_THROWS_WITH((ImageAugment{.flip = {.p = 1.5}}.validate()), Catch::Contains("flip.p"));
   CHECK_THROWS_WITH((ImageAugment{.crop = RandomResizedCrop{.scale = {0.5, 0.1}}}.validate()),
                     Catch::Contains("scale"));
+  CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{.size = {224, 0}}}.validate()), Catch::Contains("224 x 0"));
+  CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{}, .resize = Resize{.size = 256, .max_size = 256}}.validate()),
+                    Catch::Contains("max_size = 256 must be strictly greater"));
+  CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{}, .resize = Resize{.size = {256, 300}, .max_size = 400}}.validate()),
+                    Catch::Contains("max_size applies to a shorter-side size"));
   CHECK_NOTHROW(ImageAugment::train().validate());
   CHECK_NOTHROW(ImageAugment::eval().validate());
+  CHECK_NOTHROW((ImageAugment{.crop = RandomResizedCrop{.size = {96, 160}}}.validate()));
+  CHECK((ImageAugment{.crop = CenterCrop{.size = {96, 160}}}.sample_spec().shape == std::array<std::int64_t, 3>{3, 96, 160}));
 }

@@ -65,6 +65,19 @@ PIPELINES = {
         v2.RandomRotation(30, interpolation=v2.InterpolationMode.BILINEAR, fill=(10, 200, 40)),
         v2.GaussianBlur(7, sigma=(0.5, 3.0)), v2.RandomAdjustSharpness(2.5, p=0.7), v2.RandomAutocontrast(0.6),
         v2.RandomEqualize(0.6), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True)]),
+    # Sizes as (height, width): the seed document's Resize((224, 224)) alone, rectangles after a
+    # random crop and after a shorter-side resize capped by max_size.
+    "resize to height and width": lambda: v2.Compose([
+        v2.Resize((224, 224)), v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]),
+    "rectangles": lambda: v2.Compose([
+        v2.RandomResizedCrop((96, 160), scale=(0.3, 1.0)), v2.RandomHorizontalFlip(), v2.RandomVerticalFlip(0.5),
+        v2.RandomRotation(20, fill=(10, 200, 40)), v2.GaussianBlur(5), v2.TrivialAugmentWide(),
+        v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD), v2.RandomErasing(0.7)]),
+    "max size": lambda: v2.Compose([
+        v2.Resize(160, max_size=200), v2.CenterCrop((150, 120)), v2.RandomAffine(10, translate=(0.1, 0.1)),
+        v2.RandAugment(), v2.ToDtype(torch.float32, scale=True)]),
+    "resize to a rectangle, then crop": lambda: v2.Compose([
+        v2.Resize((120, 200)), v2.CenterCrop(112), v2.RandomEqualize(0.5), v2.ToImage()]),
     # Containers: one choice or order per sample, replayed as the calls of what was picked, in order.
     "choice and order": lambda: v2.Compose([
         v2.RandomResizedCrop(112, scale=(0.2, 1.0)),

@@ -2,7 +2,8 @@
 (the C++ half, fuzz/fuzz_program.cpp, holds memory safety under the sanitizers).
 
 Each case is a Compose built as users write one, its arguments anything including extremes: a crop
-(RandomResizedCrop, CenterCrop, or Resize and CenterCrop), zero to four of conveyor's pixel
+(RandomResizedCrop, CenterCrop, Resize((height, width)), or Resize and CenterCrop; sizes an int or
+(height, width)), zero to four of conveyor's pixel
 transforms (every one of them, with RandomApply, RandomChoice and RandomOrder nesting some), and
 maybe ToDtype, Normalize and RandomErasing, on PNG images of random sizes from 1 x 1 up. The
 arguments of each transform are made from the types of its fields in conveyor.transforms (the same
@@ -166,9 +167,13 @@ def make_case(seed):
     r = random.Random(seed)
     values = Values(r)
     size = r.choice([r.randint(1, 40), r.randint(1, 8)])
-    crop = r.randrange(3)
+    if r.random() < 0.2:
+        size = (size, r.randint(1, 40))  # (height, width)
+    crop = r.randrange(4)
     steps = []
-    if crop == 0:
+    if crop == 3:  # Resize((height, width)) alone
+        steps.append((v2.Resize, {"size": (r.randint(1, 48), r.randint(1, 48))}))
+    elif crop == 0:
         kw = {"size": size}
         if r.random() < 0.25:
             kw["scale"] = values.pair()
@@ -177,7 +182,10 @@ def make_case(seed):
         steps.append((v2.RandomResizedCrop, kw))
     else:
         if crop == 2:
-            steps.append((v2.Resize, {"size": r.randint(1, 48) if r.random() < 0.9 else values.integer()}))
+            kw = {"size": r.randint(1, 48) if r.random() < 0.9 else values.integer()}
+            if r.random() < 0.2:
+                kw["max_size"] = kw["size"] + r.randint(-2, 40) if r.random() < 0.9 else values.integer()
+            steps.append((v2.Resize, kw))
         steps.append((v2.CenterCrop, {"size": size}))
     if r.random() < 0.3:
         steps.append((v2.RandomHorizontalFlip, {"p": r.choice([0.0, 0.5, 1.0])}))

@@ -113,7 +113,7 @@ TEST_CASE("the drawn program runs on the resampled u8 image, then the store norm
     plain.dtype = DType::u8;
     plain.layout = Layout::NHWC;
     plain.normalize.reset();
-    const int n = aug.output_size();
+    const int n = aug.output_size().width;  // square recipes
     for (std::uint64_t i = 0; i < photos.size(); ++i) {
       const SampleProgram drawn = aug.program({5, 0, i, nullptr});
       std::vector<std::byte> image = apply_one(plain, photos, i);

@@ -46,10 +46,13 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
     (T.Compose([T.Resize(256)]), r"the Resize at transform 0 needs a CenterCrop after it"),
     (T.Compose([T.ToImage(), T.ToDtype("float32", scale=True)]), r"comes before any crop"),
     (T.Compose([T.PILToTensor()]), r"the pipeline has no crop"),
-    (T.Compose([T.RandomResizedCrop((224, 160))]), r"transform 0 \(RandomResizedCrop\): conveyor's crops are square"),
+    (T.Compose([T.RandomResizedCrop((224, 160, 3))]),
+     r"transform 0 \(RandomResizedCrop\): size must be an int or \(height, width\), got \(224, 160, 3\)"),
+    (T.Compose([T.Resize((256, 300)), T.RandomHorizontalFlip(), T.CenterCrop(224)]),
+     r"transform 2 \(CenterCrop\): conveyor crops once, first"),
+    (T.Compose([T.Resize(None, max_size=300)]), r"transform 0 \(Resize\): size=None"),
     (T.Compose([T.RandomResizedCrop(224, interpolation="nearest")]),
      r"bilinear interpolation and antialiasing only, got interpolation=nearest"),
-    (T.Compose([T.Resize((256, 300)), T.CenterCrop(224)]), r"shorter side to one size"),
     (T.Compose([T.CenterCrop(224), T.ToDtype("float16", scale=True)]), r"to float32 with scale=True"),
     (T.Compose([T.CenterCrop(224), T.ToDtype("float32")]), r"got dtype=float32, scale=False"),
     (T.Compose([T.CenterCrop(224), T.Normalize(MEAN, STD)]), r"transform 1 \(Normalize\) needs a float image"),
@@ -87,6 +90,24 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
 def test_what_conveyor_cannot_run_is_named_with_where_and_why(pipeline, message):
     with pytest.raises(conveyor.ConfigError, match=message):
         conveyor.ImageAugment.from_transforms(pipeline)
+
+
+def test_sizes_are_ints_or_height_width_and_a_resize_to_both_is_the_whole_output():
+    def made(*steps):
+        a = conveyor.ImageAugment.from_transforms(T.Compose(list(steps)))
+        return a.crop, a.size, a.resize, a.max_size
+    assert made(T.RandomResizedCrop((160, 224))) == ("random_resized", (160, 224), None, None)
+    assert made(T.RandomResizedCrop([176])) == ("random_resized", 176, None, None)
+    assert made(T.CenterCrop((100, 80))) == ("center", (100, 80), None, None)
+    assert made(T.Resize((224, 224)), T.ToImage(), T.ToDtype("float32", scale=True)) == (
+        "center", (224, 224), (224, 224), None)
+    assert made(T.Resize((256, 300)), T.RandomInvert()) == ("center", (256, 300), (256, 300), None)
+    assert made(T.Resize((256, 300)), T.CenterCrop(224)) == ("center", 224, (256, 300), None)
+    assert made(T.Resize(256, max_size=320), T.CenterCrop((224, 192))) == ("center", (224, 192), 256, 320)
+    a = conveyor.ImageAugment.from_transforms(T.Compose([T.Resize((24, 40)), T.ToImage()]))
+    assert list(a._native().sample_shape) == [3, 24, 40]
+    with pytest.raises(conveyor.ConfigError, match=r"max_size = 256 must be strictly greater than the requested size"):
+        conveyor.ImageAugment.from_transforms(T.Compose([T.Resize(256, max_size=256), T.CenterCrop(224)]))._native()
 
 
 def test_random_choice_and_random_order_hold_one_unit_per_transform():

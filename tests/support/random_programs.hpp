@@ -204,11 +204,14 @@ inline conveyor::PixelTransform random_transform(Choices& c, int depth) {
 }  // namespace detail
 
 /// An augmentation from `c`: the crop (RandomResizedCrop with any scale and ratio, or CenterCrop
-/// after a Resize or not), its size (1 to 48, now and then up to 300), the flip, 0 to 4 pixel
+/// after a Resize or not, to a side or (height, width), with max_size or not), its size (1 to 48,
+/// now and then up to 300; a square mostly), the flip, 0 to 4 pixel
 /// transforms, the output's dtype, layout and normalisation, and the decode settings. Not validated.
 inline conveyor::ImageAugment random_augment(Choices& c) {
   conveyor::ImageAugment a;
-  const int size = c.eighths(7) ? c.between(1, 48) : c.between(1, 300);
+  const int side = c.eighths(7) ? c.between(1, 48) : c.between(1, 300);
+  // a square, or (height, width) now and then
+  const conveyor::Size size = c.eighths(6) ? conveyor::Size{side} : conveyor::Size{side, c.between(1, 64)};
   if (c.coin()) {
     conveyor::RandomResizedCrop crop{.size = size};
     if (c.eighths(2)) crop.scale = {c.number(), c.number()};
@@ -218,7 +221,11 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
     a.crop = crop;
   } else {
     a.crop = conveyor::CenterCrop{size};
-    if (c.coin()) a.resize = conveyor::Resize{c.eighths(7) ? c.between(1, 64) : c.integer()};
+    if (c.coin()) {
+      const int n = c.eighths(7) ? c.between(1, 64) : c.integer();
+      a.resize = conveyor::Resize{c.eighths(6) ? conveyor::Size{n} : conveyor::Size{n, c.between(1, 64)}};
+      if (!a.resize->size.pair && c.eighths(2)) a.resize->max_size = c.eighths(7) ? n + c.between(-2, 64) : c.integer();
+    }
   }
   if (c.coin()) a.flip.p = c.eighths(7) ? c.below(5) / 4.0 : c.number();
   for (std::uint32_t n = c.below(5), k = 0; k < n; ++k) a.transforms.push_back(detail::random_transform(c, 0));

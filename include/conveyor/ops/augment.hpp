@@ -10,29 +10,42 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 namespace conveyor {
 inline namespace v0 {
 
+/// A size as torchvision takes one: an int (`.size = 224`: a square, or for Resize the shorter
+/// side) or (height, width) (`.size = {256, 192}`), torchvision's order.
+struct Size {
+  constexpr Size(int side) noexcept : height(side), width(side) {}  // NOLINT: `= 224` reads as torchvision
+  constexpr Size(int h, int w) noexcept : height(h), width(w), pair(true) {}
+  int height;
+  int width;
+  bool pair = false;  ///< given as (height, width)
+};
+
 /// torchvision.transforms.RandomResizedCrop: a random box of `scale` of the area and aspect
 /// `ratio` (log-uniform), 10 tries, then the centre crop clamped to the ratio range; resized to
-/// `size` x `size`.
+/// `size`.
 struct RandomResizedCrop {
-  int size = 224;
+  Size size = 224;
   std::array<double, 2> scale{0.08, 1.0};
   std::array<double, 2> ratio{3.0 / 4.0, 4.0 / 3.0};
 };
 
-/// torchvision.transforms.Resize(size) with an int: the shorter side becomes `size`, the longer
-/// keeps the aspect (truncated, as torchvision computes it). Antialiased when downscaling.
+/// torchvision.transforms.Resize(size, max_size): with an int, the shorter side becomes `size` and
+/// the longer keeps the aspect (truncated, as torchvision computes it), then both shrink so that
+/// the longer is at most `max_size`; with (height, width), exactly that. Antialiased when downscaling.
 struct Resize {
-  int size = 256;
+  Size size = 256;
+  std::optional<int> max_size{};
 };
 
-/// torchvision.transforms.CenterCrop(size): the centred `size` x `size` box, zero-padded when
-/// the image is smaller.
+/// torchvision.transforms.CenterCrop(size): the centred `size` box, zero-padded where the image is
+/// smaller.
 struct CenterCrop {
-  int size = 224;
+  Size size = 224;
 };
 
 /// torchvision.transforms.RandomHorizontalFlip(p).
@@ -96,13 +109,28 @@ struct CropBox {
 }
 
 /// torchvision's output size for Resize(size) with an int: {width, height}. The longer side is
-/// `int(size * long / short)`, which can pass any int: such a size is returned as 0.
-[[nodiscard]] inline std::array<int, 2> resize_shorter_side(int size, int width, int height) noexcept {
+/// `int(size * long / short)`, which can pass any int: such a size is returned as 0. With
+/// `max_size` below that, the longer side becomes `max_size` and the shorter
+/// `int(max_size * short / long)` of those (torchvision's `_compute_resized_output_size`).
+[[nodiscard]] inline std::array<int, 2> resize_shorter_side(int size, int width, int height,
+                                                            std::optional<int> max_size = std::nullopt) noexcept {
   const bool w_short = width <= height;
   const long long s = w_short ? width : height, l = w_short ? height : width;
   const double long_side = std::trunc(double(size * l) / double(s));  // int(size * long / short)
-  const int long_int = long_side < 2147483648.0 ? static_cast<int>(long_side) : 0;
-  return w_short ? std::array<int, 2>{size, long_int} : std::array<int, 2>{long_int, size};
+  int short_int = size;
+  int long_int = long_side < 2147483648.0 ? static_cast<int>(long_side) : 0;
+  if (max_size && (long_int == 0 || long_int > *max_size)) {
+    // from the unclamped longer side, as Python's ints hold it
+    short_int = static_cast<int>(std::trunc(double(static_cast<long long>(*max_size) * size) / long_side));
+    long_int = *max_size;
+  }
+  return w_short ? std::array<int, 2>{short_int, long_int} : std::array<int, 2>{long_int, short_int};
+}
+
+/// torchvision's output size for `resize` of a `width` x `height` image: {width, height}.
+[[nodiscard]] inline std::array<int, 2> resized_size(const Resize& resize, int width, int height) noexcept {
+  if (resize.size.pair) return {resize.size.width, resize.size.height};
+  return resize_shorter_side(resize.size.height, width, height, resize.max_size);
 }
 
 /// torchvision's CenterCrop offset of a `crop` window in `extent` pixels: negative when the image

@@ -96,17 +96,19 @@ struct ImageAugment {
     return decode_scaling.value_or(std::holds_alternative<RandomResizedCrop>(crop));
   }
 
-  /// Output side length.
-  [[nodiscard]] int output_size() const noexcept {
+  /// The output's size: the crop's.
+  [[nodiscard]] Size output_size() const noexcept {
     return std::visit([](const auto& c) { return c.size; }, crop);
   }
 
   /// @throws ConfigError naming the offending option.
   void validate() const {
-    const int size = output_size();
-    if (size <= 0) throw ConfigError("ImageAugment: crop size must be > 0, got " + std::to_string(size));
-    if (std::uint64_t(size) * std::uint64_t(size) > decode.max_image_pixels)
-      throw ConfigError("ImageAugment: a crop of " + std::to_string(size) + " x " + std::to_string(size) +
+    const Size size = output_size();
+    if (size.height <= 0 || size.width <= 0)
+      throw ConfigError("ImageAugment: crop size must be > 0, got " + std::to_string(size.height) + " x " +
+                        std::to_string(size.width) + " (height x width)");
+    if (std::uint64_t(size.height) * std::uint64_t(size.width) > decode.max_image_pixels)
+      throw ConfigError("ImageAugment: a crop of " + std::to_string(size.width) + " x " + std::to_string(size.height) +
                         " has more pixels than decode.max_image_pixels (" + std::to_string(decode.max_image_pixels) + ")");
     if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
       if (resize) throw ConfigError("ImageAugment: resize applies before CenterCrop only, not RandomResizedCrop");
@@ -120,8 +122,18 @@ struct ImageAugment {
         throw ConfigError("ImageAugment: RandomResizedCrop ratio must satisfy 0 < lo <= hi, each positive and finite "
                           "in float32, got (" + std::to_string(rrc->ratio[0]) + ", " + std::to_string(rrc->ratio[1]) + ")");
     }
-    if (resize && resize->size <= 0)
-      throw ConfigError("ImageAugment: resize size must be > 0, got " + std::to_string(resize->size));
+    if (resize) {
+      if (resize->size.height <= 0 || resize->size.width <= 0)
+        throw ConfigError("ImageAugment: resize size must be > 0, got " + std::to_string(resize->size.height) +
+                          (resize->size.pair ? " x " + std::to_string(resize->size.width) : std::string()));
+      // torchvision's Resize: max_size bounds the longer side of a shorter-side resize, above it
+      if (resize->max_size && resize->size.pair)
+        throw ConfigError("ImageAugment: resize max_size applies to a shorter-side size (an int), not (height, width)");
+      if (resize->max_size && *resize->max_size <= resize->size.height)
+        throw ConfigError("ImageAugment: resize max_size = " + std::to_string(*resize->max_size) +
+                          " must be strictly greater than the requested size for the smaller edge size (" +
+                          std::to_string(resize->size.height) + ")");
+    }
     if (!(flip.p >= 0 && flip.p <= 1)) throw ConfigError("ImageAugment: flip.p must be in [0, 1], got " + std::to_string(flip.p));
     if (dtype == DType::i64) throw ConfigError("ImageAugment: dtype must be u8, f32, f16 or bf16");
     if (dtype == DType::u8 && normalize) throw ConfigError("ImageAugment: u8 output cannot be normalized");
@@ -129,13 +141,13 @@ struct ImageAugment {
       for (float s : normalize->std)
         if (!(s > 0)) throw ConfigError("ImageAugment: normalize std must be > 0, got " + std::to_string(s));
     validate_transforms(transforms);
-    validate_for_image(transforms, {size, size, dtype});
+    validate_for_image(transforms, {size.width, size.height, dtype});
   }
 
-  /// Shape of one output image: {3, size, size} (NCHW) or {size, size, 3} (NHWC).
+  /// Shape of one output image: {3, height, width} (NCHW) or {height, width, 3} (NHWC).
   [[nodiscard]] SampleSpec sample_spec() const noexcept {
-    const std::int64_t s = output_size();
-    return layout == Layout::NCHW ? SampleSpec{dtype, 3, {3, s, s}} : SampleSpec{dtype, 3, {s, s, 3}};
+    const std::int64_t h = output_size().height, w = output_size().width;
+    return layout == Layout::NCHW ? SampleSpec{dtype, 3, {3, h, w}} : SampleSpec{dtype, 3, {h, w, 3}};
   }
 
   /// Per-channel scale and bias of the output conversion.
@@ -164,8 +176,9 @@ struct ImageAugment {
   /// could draw one; a pipeline reports it as the sample's error).
   [[nodiscard]] SampleProgram program(const SampleContext& ctx) const {
     if (transforms.empty()) return {};
-    SampleProgram drawn = draw_program(transforms, ctx.seed, ctx.epoch, ctx.index, output_size(), output_size());
-    ops::pixel::check(drawn.pixels, output_size(), output_size());
+    const Size size = output_size();
+    SampleProgram drawn = draw_program(transforms, ctx.seed, ctx.epoch, ctx.index, size.width, size.height);
+    ops::pixel::check(drawn.pixels, size.width, size.height);
     return drawn;
   }
 
@@ -192,7 +205,8 @@ struct ImageAugment {
     std::vector<DrawnCall> calls;
     detail::describe_geometry(crop, resize, flip, {seed, epoch, index, nullptr}, width, height, decode.max_image_pixels,
                               calls);
-    if (!transforms.empty()) (void)draw_program(transforms, seed, epoch, index, output_size(), output_size(), &calls);
+    if (!transforms.empty())
+      (void)draw_program(transforms, seed, epoch, index, output_size().width, output_size().height, &calls);
     return calls;
   }
 
@@ -236,7 +250,8 @@ struct ImageAugment {
   [[nodiscard]] DeviceWork device_work() const {
     const SampleSpec spec = sample_spec();
     const std::size_t out = spec.bytes();
-    const std::size_t window_pixels = std::max<std::size_t>(1024 * 768, 4 * std::size_t(output_size()) * std::size_t(output_size()));
+    const std::size_t window_pixels =
+        std::max<std::size_t>(1024 * 768, 4 * std::size_t(output_size().width) * std::size_t(output_size().height));
     const bool programs = !transforms.empty();
     return {DeviceWork::Placement::staged,
             out,
@@ -250,8 +265,9 @@ struct ImageAugment {
   /// with pixel transforms, else `ResampleSamples`; of a multi-view transform's samples, the
   /// copies `copies` names.
   [[nodiscard]] DeviceStepSpec device_step(ops::CopyRange copies = {}) const {
-    if (transforms.empty()) return DeviceStepSpec::of(ResampleSamples{output_params(), output_size(), output_size(), copies});
-    return DeviceStepSpec::of(ProgramSamples{output_params(), output_size(), output_size(), copies});
+    const Size size = output_size();
+    if (transforms.empty()) return DeviceStepSpec::of(ResampleSamples{output_params(), size.width, size.height, copies});
+    return DeviceStepSpec::of(ProgramSamples{output_params(), size.width, size.height, copies});
   }
 
   /// The host half of the device path: draws the sample's program (into `area.program`, with

@@ -290,20 +290,21 @@ struct Views {
     std::size_t k = 0, largest = 0;
     for (std::size_t v = 0; v < views.size(); ++v) {
       const ImageAugment& a = views[v].augment;
-      const int size = a.output_size();
+      const Size size = a.output_size();
       const std::size_t bytes = a.sample_spec().bytes();
-      if (size % 2 == 0 && offsets[k] % (4 * element) != 0)
+      // a device stores an even width's pixels in aligned runs
+      if (size.width % 2 == 0 && offsets[k] % (4 * element) != 0)
         throw ConfigError("Views: view " + std::to_string(v) + " starts " + std::to_string(offsets[k]) +
                           " bytes into a sample, not a multiple of 4 elements, where a device stores it: give the "
                           "views before it even sizes");
-      if (size % 2 == 0 && spec.bytes() % (4 * element) != 0)
+      if (size.width % 2 == 0 && spec.bytes() % (4 * element) != 0)
         throw ConfigError("Views: a sample of " + std::to_string(spec.bytes()) +
                           " bytes is not a multiple of 4 elements, where a device stores the next one's view " +
                           std::to_string(v) + ": give every view an even size");
       work.steps.push_back(a.device_step({static_cast<std::int32_t>(k), views[v].count,
                                           static_cast<std::int32_t>(work.copies), offsets[k], bytes}));
       work.programs = work.programs || !a.transforms.empty();
-      largest = std::max(largest, std::size_t(size) * std::size_t(size));
+      largest = std::max(largest, std::size_t(size.width) * std::size_t(size.height));
       k += static_cast<std::size_t>(views[v].count);
     }
     for_each_copy([&](std::size_t, const ImageAugment& a) { work.reserve += cpu_copy_bytes(a); });
@@ -397,8 +398,9 @@ struct Views {
   /// A copy's bytes in a sample's reserve when the CPU finishes it: the u8 image a device program
   /// runs on (a view with transforms), else the finished copy; 16-byte aligned.
   [[nodiscard]] static std::size_t cpu_copy_bytes(const ImageAugment& a) noexcept {
-    const auto size = static_cast<std::size_t>(a.output_size());
-    const std::size_t bytes = a.transforms.empty() ? a.sample_spec().bytes() : size * size * 3;
+    const Size size = a.output_size();
+    const std::size_t bytes =
+        a.transforms.empty() ? a.sample_spec().bytes() : std::size_t(size.width) * std::size_t(size.height) * 3;
     return (bytes + ArenaAllocator::alignment - 1) / ArenaAllocator::alignment * ArenaAllocator::alignment;
   }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -33,8 +34,9 @@ namespace detail {
                                                    const SampleContext& ctx, int width, int height,
                                                    std::uint64_t max_pixels) {
   ops::SamplePlan p;
-  const int size = std::visit([](const auto& c) { return c.size; }, crop);
-  p.out_width = p.out_height = size;
+  const Size size = std::visit([](const auto& c) { return c.size; }, crop);
+  p.out_width = size.width;
+  p.out_height = size.height;
   if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
     CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
     const ops::CropBox box = ops::random_resized_crop_box(*rrc, width, height, rng);
@@ -43,22 +45,22 @@ namespace detail {
                         std::to_string(rrc->ratio[1]) + ") leaves an empty crop box of this " + std::to_string(width) +
                         " x " + std::to_string(height) + " image (" + std::to_string(box.width) + " x " +
                         std::to_string(box.height) + ")");
-    p.x = {0.0, double(box.width) / size, 0, size, box.left, box.left + box.width};
-    p.y = {0.0, double(box.height) / size, 0, size, box.top, box.top + box.height};
+    p.x = {0.0, double(box.width) / size.width, 0, size.width, box.left, box.left + box.width};
+    p.y = {0.0, double(box.height) / size.height, 0, size.height, box.top, box.top + box.height};
   } else {
-    const int crop_size = std::get<CenterCrop>(crop).size;
     int rw = width, rh = height;
     if (resize) {
-      const auto wh = ops::resize_shorter_side(resize->size, width, height);
+      const auto wh = ops::resized_size(*resize, width, height);
       if (wh[0] == 0 || wh[1] == 0 || std::uint64_t(wh[0]) * std::uint64_t(wh[1]) > max_pixels)
-        throw DecodeError("Resize(" + std::to_string(resize->size) + ") of this " + std::to_string(width) + " x " +
-                          std::to_string(height) + " image makes more than max_image_pixels (" +
-                          std::to_string(max_pixels) + ") pixels");
+        throw DecodeError("Resize to " + std::to_string(wh[0]) + " x " + std::to_string(wh[1]) + " of this " +
+                          std::to_string(width) + " x " + std::to_string(height) +
+                          " image makes more than max_image_pixels (" + std::to_string(max_pixels) +
+                          ") pixels, or more than an int holds (0)");
       rw = wh[0];
       rh = wh[1];
     }
-    p.x = {0.0, double(width) / rw, ops::center_crop_offset(rw, crop_size), rw, 0, width};
-    p.y = {0.0, double(height) / rh, ops::center_crop_offset(rh, crop_size), rh, 0, height};
+    p.x = {0.0, double(width) / rw, ops::center_crop_offset(rw, size.width), rw, 0, width};
+    p.y = {0.0, double(height) / rh, ops::center_crop_offset(rh, size.height), rh, 0, height};
   }
   if (flip.p > 0) {
     CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::flip);
@@ -78,11 +80,17 @@ inline void describe_geometry(const std::variant<RandomResizedCrop, CenterCrop>&
     calls.push_back({"resized_crop",
                      {DrawnArg::integer("top", box.top), DrawnArg::integer("left", box.left),
                       DrawnArg::integer("height", box.height), DrawnArg::integer("width", box.width),
-                      DrawnArg::integers("size", {rrc->size, rrc->size})}});
+                      DrawnArg::integers("size", {rrc->size.height, rrc->size.width})}});
   } else {
-    if (resize) calls.push_back({"resize", {DrawnArg::integers("size", {resize->size})}});
-    const int size = std::get<CenterCrop>(crop).size;
-    calls.push_back({"center_crop", {DrawnArg::integers("output_size", {size, size})}});
+    if (resize) {
+      std::vector<std::int64_t> sizes{resize->size.height};
+      if (resize->size.pair) sizes.push_back(resize->size.width);
+      DrawnCall call{"resize", {DrawnArg::integers("size", std::move(sizes))}};
+      if (resize->max_size) call.args.push_back(DrawnArg::integer("max_size", *resize->max_size));
+      calls.push_back(std::move(call));
+    }
+    const Size size = std::get<CenterCrop>(crop).size;
+    calls.push_back({"center_crop", {DrawnArg::integers("output_size", {size.height, size.width})}});
   }
   if (plan_geometry(crop, resize, flip, ctx, width, height, max_pixels).flip) calls.push_back({"horizontal_flip"});
 }
