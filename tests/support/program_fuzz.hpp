@@ -61,6 +61,9 @@ inline void add_names(const std::vector<conveyor::PixelTransform>& transforms, s
         t);
 }
 
+/// The epoch every case runs: its samples alone and its pipelines.
+inline constexpr std::uint64_t case_epoch = 1;
+
 /// What a pipeline gave for one epoch: its batches' digests, or the sample it failed at.
 struct Epoch {
   bool refused = false;  ///< at construction (a device's own limits, such as Views' sizes where it
@@ -75,6 +78,7 @@ Epoch run_epoch(const conveyor::InMemory& data, const T& transform, const convey
   Epoch e;
   try {
     conveyor::BatchPipeline pipe(data, conveyor::SequentialSampler(data.size()), transform, o);
+    pipe.set_epoch(case_epoch);  // the epoch the samples ran alone in: a crop's draws depend on it
     try {
       for (const conveyor::Batch& b : pipe) e.digests.push_back(digest_of(b));
     } catch (const conveyor::SampleError& s) {
@@ -159,14 +163,14 @@ inline FuzzOutcome run_program_case(std::span<const std::uint8_t> bytes, DeviceP
   std::vector<std::byte> out(a.sample_spec().bytes());
   auto ws = a.make_workspace();
   for (std::uint64_t index = 0; index < data.size(); ++index) {
-    const SampleContext ctx{7, 1, index, nullptr};
+    const SampleContext ctx{7, detail::case_epoch, index, nullptr};
     try {
       const SampleProgram drawn = a.program(ctx);
       outcome.programs += drawn.pixels.count > 0;
       a.apply(ctx, data.bytes(index), out, ws);
       for (int k = 0; k < drawn.pixels.count; ++k) outcome.ops.insert(drawn.pixels.ops[k].code);
       const ImageInfo info = ws.decoder.read_header(data.bytes(index));
-      (void)a.drawn_calls(7, 1, index, info.width, info.height);
+      (void)a.drawn_calls(7, detail::case_epoch, index, info.width, info.height);
     } catch (const conveyor::Error&) {
       refused.insert(index);
     }
