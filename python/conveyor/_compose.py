@@ -155,7 +155,7 @@ def image_augment(pipeline: Any) -> ImageAugment:
     state = "decoded"  # then "uint8" after the crop, "float" after ToDtype, "normalised", "erased"
     for where, t in steps:
         name = type(t).__name__
-        if isinstance(t, _AS_DECODED):
+        if isinstance(t, (*_AS_DECODED, T.Identity)):  # nothing to run (inside a RandomChoice, a choice)
             continue
         if state == "erased" and not (_casts_to_16_bits(t) and a.dtype == "f32"):
             raise _conveyor.ConfigError(f"{where} ({name}) comes after RandomErasing, which conveyor runs on the "

@@ -92,6 +92,15 @@ def test_what_conveyor_cannot_run_is_named_with_where_and_why(pipeline, message)
         conveyor.ImageAugment.from_transforms(pipeline)
 
 
+def test_identity_runs_anywhere_and_is_a_choice_inside_random_choice():
+    choice = T.RandomChoice([T.Identity(), T.RandomInvert(1.0)])
+    a = conveyor.ImageAugment.from_transforms(T.Compose([
+        T.Identity(), T.CenterCrop(32), T.Identity(), choice, T.ToDtype("float32", scale=True), T.RandomErasing(),
+        T.Identity()]))
+    assert list(a.transforms) == [choice, T.RandomErasing()]
+    a._native()
+
+
 def test_sizes_are_ints_or_height_width_and_a_resize_to_both_is_the_whole_output():
     def made(*steps):
         a = conveyor.ImageAugment.from_transforms(T.Compose(list(steps)))
