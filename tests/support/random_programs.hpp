@@ -224,7 +224,8 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
     if (c.coin()) {
       const int n = c.eighths(7) ? c.between(1, 64) : c.integer();
       a.resize = conveyor::Resize{c.eighths(6) ? conveyor::Size{n} : conveyor::Size{n, c.between(1, 64)}};
-      if (!a.resize->size.pair && c.eighths(2)) a.resize->max_size = c.eighths(7) ? n + c.between(-2, 64) : c.integer();
+      if (!a.resize->size.pair && c.eighths(2))  // mostly just above the size: the cap then applies
+        a.resize->max_size = c.eighths(7) && n > 0 && n < (1 << 20) ? n + c.between(-2, 64) : c.integer();
     }
   }
   if (c.coin()) a.flip.p = c.eighths(7) ? c.below(5) / 4.0 : c.number();
