@@ -5,27 +5,17 @@
 // the run reaches what it exists for (programs of every op and transform, views, the device path,
 // samples refused as torchvision refuses them).
 
+#include "support/fuzz_cases.hpp"
 #include "support/program_fuzz.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace {
-
-namespace fs = std::filesystem;
-
-std::vector<std::uint8_t> file_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 template <class... Ts>
 std::set<std::string> registered_transforms(conveyor::TransformList<Ts...>) {
@@ -40,14 +30,11 @@ std::set<std::int32_t> registered_ops(conveyor::ops::pixel::OpList<Ops...>) {
 }  // namespace
 
 TEST_CASE("the programs the fuzzer found run, or are refused, without a finding", "[transforms][fuzz]") {
-  const fs::path seeds = fs::path(CONVEYOR_SOURCE_DIR) / "fuzz" / "seeds" / "programs";
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(seeds)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  REQUIRE(!files.empty());
-  for (const fs::path& f : files) {
-    INFO(f.filename().string());
-    CHECK_NOTHROW(conveyor_test::run_program_case(file_bytes(f)));
+  const auto cases = conveyor_test::corpus_cases(CONVEYOR_SOURCE_DIR);
+  REQUIRE(!cases.empty());
+  for (const auto& c : cases) {
+    INFO(c.name);
+    CHECK_NOTHROW(conveyor_test::run_program_case(c.bytes));
   }
 }
 
@@ -58,8 +45,7 @@ TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on t
   int ran = 0, views = 0, device = 0, refused_samples = 0;
   conveyor::CounterRng rng(20261206, 0, 0, conveyor::RngOp::user);
   for (int k = 0; k < 3000; ++k) {
-    std::vector<std::uint8_t> bytes(160 + rng.below(200));
-    for (std::uint8_t& b : bytes) b = static_cast<std::uint8_t>(rng.next_u32());
+    const std::vector<std::uint8_t> bytes = conveyor_test::random_case(rng);
     INFO("case " << k);
     conveyor_test::FuzzOutcome o;
     REQUIRE_NOTHROW(o = conveyor_test::run_program_case(bytes));
