@@ -34,14 +34,25 @@ conveyor::Size size_of(const char* name, const std::vector<int>& v) {
                               std::to_string(v.size()) + " values");
 }
 
+/// A resampling by its name in `ops::enum_names(Resampling)`.
+conveyor::ops::Resampling resampling_of(const std::string& name) {
+  const auto names = conveyor::ops::enum_names(conveyor::ops::Resampling{});
+  std::string listed;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (name == names[k]) return static_cast<conveyor::ops::Resampling>(k);
+    listed += std::string(k ? ", '" : "'") + names[k] + "'";
+  }
+  throw conveyor::ConfigError("ImageAugment: resampling must be one of " + listed + ", got '" + name + "'");
+}
+
 Transform image_augment(const std::string& crop, const std::vector<int>& size, std::pair<double, double> scale,
                         std::pair<double, double> ratio, const std::optional<std::vector<int>>& resize,
                         std::optional<int> max_size, double flip,
                         std::optional<std::vector<float>> mean, std::optional<std::vector<float>> std_dev,
                         const std::string& dtype, const std::string& layout, bool exif_orientation, bool roi,
                         std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
-                        const std::string& sixteen_bit, bool torchvision_rounding,
-                        const std::vector<PixelTransform>& transforms) {
+                        const std::string& sixteen_bit, bool torchvision_rounding, bool divide_by_255,
+                        const std::string& resampling, const std::vector<PixelTransform>& transforms) {
   conveyor::ImageAugment a;
   const conveyor::Size out = size_of("size", size);
   if (crop == "random_resized")
@@ -60,8 +71,11 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
       throw conveyor::ConfigError("ImageAugment: normalize's mean and std must have 3 values each");
     a.normalize = conveyor::Normalize{{(*mean)[0], (*mean)[1], (*mean)[2]},
                                       {(*std_dev)[0], (*std_dev)[1], (*std_dev)[2]},
-                                      torchvision_rounding};
+                                      torchvision_rounding, divide_by_255};
+  } else if (divide_by_255) {
+    throw conveyor::ConfigError("ImageAugment: divide_by_255 (ToTensor's rounding) needs normalize");
   }
+  a.resampling = resampling_of(resampling);
   a.dtype = conveyor::parse_dtype(dtype);
   a.layout = conveyor::parse_layout(layout);
   a.exif_orientation = exif_orientation;
@@ -108,7 +122,8 @@ void bind_transforms(nb::module_& m) {
       .def_ro("dtype", &Transform::dtype);
   m.def("image_augment", &image_augment, "crop"_a, "size"_a, "scale"_a, "ratio"_a, "resize"_a, "max_size"_a,
         "flip"_a, "mean"_a, "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
-        "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "transforms"_a = std::vector<PixelTransform>{});
+        "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "divide_by_255"_a = false,
+        "resampling"_a = "bilinear", "transforms"_a = std::vector<PixelTransform>{});
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
   m.def("views", &views, "views"_a, "Views of (image transform, count) pairs: each image decoded once.");
 }

@@ -61,6 +61,9 @@ struct Normalize {
   /// 1/255, a subtract and a divide, each rounded to float32 (bit for bit theirs). Otherwise one
   /// fused multiply-add an element: within a few ulps of that, and cheaper on the CPU.
   bool torchvision_rounding = false;
+  /// With `torchvision_rounding`: scale as torchvision's ToTensor does on a PIL image (`div(255)`)
+  /// instead of ToDtype's multiply by 1/255.
+  bool divide_by_255 = false;
   /// The ImageNet statistics torchvision's models expect.
   [[nodiscard]] static constexpr Normalize imagenet() noexcept {
     return {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};

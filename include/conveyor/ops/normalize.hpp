@@ -16,21 +16,29 @@ namespace ops {
 
 /// Per-channel `scale = 1 / (255 std)` and `bias = -mean / std`, computed once on the host, so
 /// every element costs one `fmaf` and both backends round identically; or, with `divisor` set,
-/// torchvision v2's roundings: `scale = 1/255`, `bias = mean`, `divisor = std`.
+/// torchvision's roundings: `scale = 1/255` (v2's ToDtype multiplies by it; with `divide`, v1's
+/// ToTensor divides by 255 instead, which differs in the last bit for 126 of the 256 values),
+/// `bias = mean`, `divisor = std`.
 struct OutputParams {
   float scale[3] = {1.0f / 255.0f, 1.0f / 255.0f, 1.0f / 255.0f};
   float bias[3] = {0.0f, 0.0f, 0.0f};
   float divisor[3] = {0.0f, 0.0f, 0.0f};  ///< 0: the fused form
   DType dtype = DType::f32;
   Layout layout = Layout::NCHW;
+  std::uint8_t divide = 0;  ///< with a divisor: `x / 255` (ToTensor), not `x * scale` (ToDtype)
 };
 
-/// Resampled value `v` of `channel`, normalised: one `fmaf`, or torchvision's `(v * (1/255) -
-/// mean) / std` with each step rounded (exact::, so no compiler fuses them).
+/// torchvision's `(x / 255 or x * (1/255) - mean) / std` of value `x` of `channel`, each step
+/// rounded (exact::, so no compiler fuses them). `p` carries a divisor.
+[[nodiscard]] CONVEYOR_HD inline float torchvision_normalized(float x, int channel, const OutputParams& p) noexcept {
+  const float scaled = p.divide ? exact::div(x, 255.0f) : exact::mul(x, p.scale[channel]);
+  return exact::div(exact::sub(scaled, p.bias[channel]), p.divisor[channel]);
+}
+
+/// Resampled value `v` of `channel`, normalised: one `fmaf`, or torchvision's roundings where the
+/// params carry a divisor.
 [[nodiscard]] CONVEYOR_HD inline float normalized(std::uint8_t v, int channel, const OutputParams& p) noexcept {
-  if (p.divisor[channel] != 0.0f)
-    return exact::div(exact::sub(exact::mul(static_cast<float>(v), p.scale[channel]), p.bias[channel]),
-                      p.divisor[channel]);
+  if (p.divisor[channel] != 0.0f) return torchvision_normalized(static_cast<float>(v), channel, p);
   return fmaf(static_cast<float>(v), p.scale[channel], p.bias[channel]);
 }
 

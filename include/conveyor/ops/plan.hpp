@@ -4,6 +4,7 @@
 /// decoded source, as plain data that the CPU loops and the CUDA kernel read alike.
 
 #include <conveyor/config.hpp>
+#include <conveyor/ops/filters.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,7 @@ struct AxisPlan {
   std::int32_t resized = 0;
   std::int32_t src_begin = 0;
   std::int32_t src_end = 0;
+  Resampling filter = Resampling::bilinear;  ///< both axes' of a sample alike
 };
 
 /// Where a sample's decoded pixels are, as an oriented view: pixel (x, y) of the view starts at

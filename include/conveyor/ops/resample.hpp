@@ -1,23 +1,29 @@
 #pragma once
 /// @file
-/// Antialiased bilinear resampling with torchvision's (`antialias=True`) filter and torch's
-/// uint8 arithmetic: a triangle filter widened by the downscale factor, centres at half pixels,
-/// taps clamped to the source box, weights normalised to sum to one in double precision, then
-/// turned into 16-bit fixed-point integers at a precision chosen per axis, as
-/// `torch.nn.functional.interpolate(uint8, mode="bilinear", antialias=True)` does on the CPU.
+/// Separable resampling with the filters of `ops/filters.hpp` and their libraries' uint8
+/// arithmetic: the filter widened by the downscale factor, centres at half pixels, taps clamped to
+/// the source box, weights normalised to sum to one in double precision, then turned into
+/// fixed-point integers: 16-bit at a precision chosen per axis, as
+/// `torch.nn.functional.interpolate(uint8, antialias=True)` does on the CPU, or at Pillow's 22
+/// fraction bits (`ImagingResample`), rounded away from zero where a cubic lobe is negative.
+/// Pillow's NEAREST is one tap: the source pixel under a centre that Pillow steps by repeated
+/// addition (`ImagingScaleAffine`).
 ///
 /// Two passes, as torch and PIL run them: each source row is filtered horizontally and rounded
-/// to u8, then those rows are combined vertically and rounded again. Every pass sums `byte *
+/// to u8, then those rows are combined vertically and rounded again (Pillow swaps them when the
+/// height shrinks much more than the width: `vertical_first`). Every pass sums `byte *
 /// weight` in 32-bit integers from half of the last unit, shifts right by the axis' precision and
 /// clamps to [0, 255]. Integer sums are exact in any order, so both backends give the same bits
-/// as each other and as torchvision's uint8 tensor path (tested against it), and the kernel needs
-/// no float conversions in its tap loops (one `dp2a` sums two taps of a channel).
+/// as each other and as the libraries (tested against them), and the kernel needs no float
+/// conversions in its tap loops (one `dp2a` sums two taps of a channel; the kernel takes the
+/// default filter only, the others are finished on the CPU).
 ///
-/// The weights are computed in double from the plan with the operations torch uses, written so
-/// that a compiler cannot contract them into different fused multiply-adds (the one mul-add,
-/// the tap centre, is an explicit `fma`; with origin 0 it equals torch's rounded product).
+/// The weights are computed in double from the plan with the operations the libraries use,
+/// written so that a compiler cannot contract them into different fused multiply-adds (the one
+/// mul-add, the tap centre, is an explicit `fma`; with origin 0 it equals their rounded product).
 
 #include <conveyor/config.hpp>
+#include <conveyor/ops/filters.hpp>
 #include <conveyor/ops/plan.hpp>
 
 #include <cstdint>
@@ -35,18 +41,30 @@ struct AxisTaps {
   double center = 0.0;     ///< relative to src_begin
   double inv_support = 1.0;
   double total = 1.0;
+  Resampling filter = Resampling::bilinear;
 };
 
-/// The triangle (bilinear) filter.
-[[nodiscard]] CONVEYOR_HD inline double triangle(double t) noexcept {
-  const double a = fabs(t);
-  return a < 1.0 ? 1.0 - a : 0.0;
+/// Pillow's NEAREST tap of resized pixel `r`: its centre stepped from the first by `r` additions
+/// of the scale, truncated (ImagingScaleAffine's `xo += a[0]`, COORD()).
+[[nodiscard]] CONVEYOR_HD inline AxisTaps nearest_tap(const AxisPlan& a, std::int32_t r) noexcept {
+  AxisTaps t;
+  t.filter = a.filter;
+  double at = a.origin + a.scale * 0.5;
+  for (std::int32_t k = 0; k < r; ++k) at += a.scale;
+  const std::int32_t size = a.src_end - a.src_begin;
+  const std::int32_t i = at < 0.0 ? -1 : static_cast<std::int32_t>(at);
+  t.first = i;
+  t.count = i >= 0 && i < size ? 1 : 0;
+  t.center = at;
+  return t;
 }
 
 /// Taps of resized pixel `r` (0 <= r < a.resized) on axis `a`.
 [[nodiscard]] CONVEYOR_HD inline AxisTaps resized_taps(const AxisPlan& a, std::int32_t r) noexcept {
+  if (a.filter == Resampling::pil_nearest) return nearest_tap(a, r);
   AxisTaps t;
-  const double support = a.scale >= 1.0 ? a.scale : 1.0;
+  t.filter = a.filter;
+  const double support = filter_support(a.filter) * (a.scale >= 1.0 ? a.scale : 1.0);
   t.inv_support = a.scale >= 1.0 ? 1.0 / a.scale : 1.0;
   t.center = fma(static_cast<double>(r) + 0.5, a.scale, a.origin);
   const std::int32_t size = a.src_end - a.src_begin;
@@ -59,7 +77,7 @@ struct AxisTaps {
   t.count = hi > lo ? hi - lo : 0;
   double total = 0.0;
   for (std::int32_t j = 0; j < t.count; ++j)
-    total += triangle((static_cast<double>(j + lo) - t.center + 0.5) * t.inv_support);
+    total += filter_value(a.filter, (static_cast<double>(j + lo) - t.center + 0.5) * t.inv_support);
   t.total = total;
   if (total == 0.0) t.count = 0;  // a degenerate box: treat as padding rather than divide by zero
   return t;
@@ -73,7 +91,8 @@ struct AxisTaps {
 
 /// Normalised weight of tap `j` (0 <= j < count).
 [[nodiscard]] CONVEYOR_HD inline double tap_weight(const AxisTaps& t, std::int32_t j) noexcept {
-  return triangle((static_cast<double>(j + t.first) - t.center + 0.5) * t.inv_support) / t.total;
+  if (t.filter == Resampling::pil_nearest) return 1.0;
+  return filter_value(t.filter, (static_cast<double>(j + t.first) - t.center + 0.5) * t.inv_support) / t.total;
 }
 
 /// The largest normalised weight of a pixel's taps (0 without taps).
@@ -96,9 +115,13 @@ struct AxisTaps {
   return p;
 }
 
-/// The precision of axis `a`: over every resized pixel, those cropped away included (torch
-/// resizes the whole image before CenterCrop cuts it).
+/// Pillow's precision, whatever the weights: `PRECISION_BITS`, 32 - 8 - 2.
+inline constexpr int pil_precision = 22;
+
+/// The precision of axis `a`: Pillow's, or torch's least over every resized pixel, those cropped
+/// away included (torch resizes the whole image before CenterCrop cuts it).
 [[nodiscard]] CONVEYOR_HD inline int axis_precision(const AxisPlan& a) noexcept {
+  if (is_pil(a.filter)) return pil_precision;
   int p = 22;
   for (std::int32_t r = 0; r < a.resized; ++r) {
     const int q = weight_precision(max_weight(resized_taps(a, r)));
@@ -107,9 +130,21 @@ struct AxisTaps {
   return p;
 }
 
-/// A normalised weight (non-negative, at most 1) as an integer with `precision` fraction bits.
+/// Whether the vertical pass runs first: Pillow's (13) when the height shrinks by more than twice
+/// what the width does (ImagingResampleInner's `horizontal_first`, on the sizes of the image it
+/// resizes: the crop box, and the whole resized image before any CenterCrop). torch, and the
+/// kernel, filter rows first.
+[[nodiscard]] CONVEYOR_HD inline bool vertical_first(const SamplePlan& p) noexcept {
+  if (!is_pil(p.x.filter)) return false;
+  const std::int32_t dy = p.y.src_end - p.y.src_begin - p.y.resized, dx = p.x.src_end - p.x.src_begin - p.x.resized;
+  return dy > 0 && dy > dx * 2;
+}
+
+/// A normalised weight (at most 1) as an integer with `precision` fraction bits, rounded half away
+/// from zero (both libraries: `w < 0 ? w * 2^p - 0.5 : w * 2^p + 0.5`, truncated).
 [[nodiscard]] CONVEYOR_HD inline std::int32_t fixed_weight(double w, int precision) noexcept {
-  return static_cast<std::int32_t>(0.5 + w * static_cast<double>(1 << precision));
+  const double v = w * static_cast<double>(1 << precision);
+  return static_cast<std::int32_t>(w < 0 ? v - 0.5 : 0.5 + v);
 }
 
 /// Where a pass' sum starts: half of the last unit, so the shift rounds to nearest.

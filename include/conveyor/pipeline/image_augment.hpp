@@ -57,6 +57,10 @@ struct ImageAugment {
   std::variant<RandomResizedCrop, CenterCrop> crop = RandomResizedCrop{};
   /// Resize (shorter side) before a `CenterCrop`; not allowed with `RandomResizedCrop`.
   std::optional<Resize> resize{};
+  /// The resize's filter and arithmetic (`ops/filters.hpp`): torchvision's on uint8 tensors
+  /// (bilinear, bicubic), or Pillow's (`pil_*`: torchvision v1's, on PIL images). The kernel runs
+  /// the default; a device pipeline finishes the others' samples on the CPU, with the same bits.
+  ops::Resampling resampling = ops::Resampling::bilinear;
   /// Horizontal flip probability (0: never).
   HorizontalFlip flip{.p = 0.0};
   /// Pixel transforms after the crop and flip, in order: torchvision v2's classes with their
@@ -137,6 +141,10 @@ struct ImageAugment {
     if (!(flip.p >= 0 && flip.p <= 1)) throw ConfigError("ImageAugment: flip.p must be in [0, 1], got " + std::to_string(flip.p));
     if (dtype == DType::i64) throw ConfigError("ImageAugment: dtype must be u8, f32, f16 or bf16");
     if (dtype == DType::u8 && normalize) throw ConfigError("ImageAugment: u8 output cannot be normalized");
+    if (static_cast<std::size_t>(resampling) >= ops::enum_names(resampling).size())
+      throw ConfigError("ImageAugment: resampling " + std::to_string(static_cast<int>(resampling)) + " is not one of ops::Resampling's");
+    if (normalize && normalize->divide_by_255 && !normalize->torchvision_rounding)
+      throw ConfigError("ImageAugment: normalize.divide_by_255 is one of torchvision's roundings: set torchvision_rounding too");
     if (normalize)
       for (float s : normalize->std)
         if (!(s > 0)) throw ConfigError("ImageAugment: normalize std must be > 0, got " + std::to_string(s));
@@ -161,6 +169,7 @@ struct ImageAugment {
         p.scale[c] = static_cast<float>(1.0 / 255.0);  // torch's float32 multiply by the double 1/255
         p.bias[c] = n.mean[c];
         p.divisor[c] = n.std[c];
+        p.divide = n.divide_by_255 ? 1 : 0;
       } else {
         p.scale[c] = 1.0f / (255.0f * n.std[c]);
         p.bias[c] = -n.mean[c] / n.std[c];
@@ -191,6 +200,7 @@ struct ImageAugment {
   /// The same, for the sample's program `drawn`.
   [[nodiscard]] ops::SamplePlan plan(const SampleContext& ctx, int width, int height, const SampleProgram& drawn) const {
     ops::SamplePlan p = detail::plan_geometry(crop, resize, flip, ctx, width, height, decode.max_image_pixels);
+    p.x.filter = p.y.filter = resampling;
     p.flip ^= drawn.flip_x;
     p.flip_y ^= drawn.flip_y;
     return p;
@@ -205,6 +215,13 @@ struct ImageAugment {
     std::vector<DrawnCall> calls;
     detail::describe_geometry(crop, resize, flip, {seed, epoch, index, nullptr}, width, height, decode.max_image_pixels,
                               calls);
+    if (resampling != ops::Resampling::bilinear)  // torchvision's InterpolationMode value: "bicubic", "lanczos"
+      for (DrawnCall& call : calls)
+        if (call.function == "resized_crop" || call.function == "resize") {
+          std::string_view name = ops::enum_names(resampling)[static_cast<std::size_t>(resampling)];
+          if (name.starts_with("pil_")) name.remove_prefix(4);
+          call.args.push_back(DrawnArg::text("interpolation", std::string(name)));
+        }
     if (!transforms.empty())
       (void)draw_program(transforms, seed, epoch, index, output_size().width, output_size().height, &calls);
     return calls;

@@ -30,8 +30,7 @@ namespace detail {
 /// or torchvision's three roundings where the params carry a divisor (a compiled Compose's Normalize).
 __device__ __forceinline__ float normalized_sum(const ops::OutputParams& params, int c, std::uint32_t v) {
   const float x = sum_float(v);
-  if (params.divisor[c] != 0.0f)
-    return ops::exact::div(ops::exact::sub(ops::exact::mul(x, params.scale[c]), params.bias[c]), params.divisor[c]);
+  if (params.divisor[c] != 0.0f) return ops::torchvision_normalized(x, c, params);
   return fmaf(x, params.scale[c], params.bias[c]);
 }
 

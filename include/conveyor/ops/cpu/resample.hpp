@@ -10,6 +10,7 @@
 #include <conveyor/ops/resample.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -56,8 +57,9 @@ inline int axis_weights(const AxisPlan& a, std::int32_t n, std::vector<AxisTaps>
 /// taps j, j + 1, eight int16 `w_j w_j+1 w_j w_j+1 w_j w_j+1 0 0` (an odd count's last pair
 /// has w_j+1 = 0). `pair_sums` reads 8 bytes a pair, 2 of them from pixel j + 2, so a column
 /// qualifies when that pixel is inside the source row and pixels are 3 bytes apart; the others
-/// (`at[o]` = -1) take the scalar loop. The weights fit int16: `weight_precision` keeps them
-/// at most 2^14 (a weight of one at 14 fraction bits).
+/// (`at[o]` = -1) take the scalar loop, as do columns whose weights do not fit int16 (Pillow's
+/// 22-bit ones; torch's `weight_precision` keeps its at most 2^14, a weight of one at 14 bits,
+/// and a negative cubic lobe multiplies as well: `madd` is signed).
 inline void pair_weights(const SamplePlan& plan, const std::vector<AxisTaps>& taps, const std::vector<std::int32_t>& w,
                          const std::vector<std::int32_t>& w_at, std::vector<std::int16_t>& pairs,
                          std::vector<std::int32_t>& at) {
@@ -68,8 +70,9 @@ inline void pair_weights(const SamplePlan& plan, const std::vector<AxisTaps>& ta
     const AxisTaps& t = taps[o];
     const std::int32_t count = t.count, npairs = (count + 1) / 2;
     if (count == 0 || plan.x.src_begin + t.first + 2 * npairs >= plan.src.width) continue;
-    at[o] = static_cast<std::int32_t>(pairs.size() / 8);
     const std::int32_t* wo = w.data() + w_at[o];
+    if (!std::all_of(wo, wo + count, [](std::int32_t v) { return v >= INT16_MIN && v <= INT16_MAX; })) continue;
+    at[o] = static_cast<std::int32_t>(pairs.size() / 8);
     for (std::int32_t m = 0; m < npairs; ++m) {
       const auto a = static_cast<std::int16_t>(wo[2 * m]);
       const auto b = static_cast<std::int16_t>(2 * m + 1 < count ? wo[2 * m + 1] : 0);
@@ -95,6 +98,48 @@ inline __m128i pair_sums(const std::uint8_t* p, const std::int16_t* w, std::int3
 }
 #endif
 
+/// One output row's horizontal pass over a source row whose box-relative column `col0` is at
+/// `at0` (pixels `xs` bytes apart), into `dst` (out_width x 3 bytes): the SSE pairs where
+/// `s.wx_pairs_at` has them, else the scalar loop.
+inline void horizontal_row(const std::uint8_t* at0, std::int64_t xs, std::int32_t col0, std::uint8_t* dst,
+                           const ResampleScratch& s, int px) {
+#if defined(__SSE2__)
+  const __m128i half = _mm_set1_epi32(fixed_half(px)), shift = _mm_cvtsi32_si128(px), zero = _mm_setzero_si128();
+#endif
+  for (std::size_t ox = 0; ox < s.tx.size(); ++ox) {
+    const AxisTaps& t = s.tx[ox];
+    const std::uint8_t* first = at0 + std::int64_t{t.first - col0} * xs;
+#if defined(__SSE2__)
+    if (const std::int32_t at = s.wx_pairs_at[ox]; at >= 0) {
+      const __m128i sums = pair_sums(first, s.wx_pairs.data() + 8 * std::size_t(at), (t.count + 1) / 2, half);
+      // Shifted, then saturated to [0, 255] twice over (32 -> 16 -> 8 bits): `fixed_to_u8`.
+      const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(_mm_sra_epi32(sums, shift), zero), zero);
+      const auto rgb0 = static_cast<std::uint32_t>(_mm_cvtsi128_si32(bytes));
+      std::memcpy(dst + ox * 3, &rgb0, 3);
+      continue;
+    }
+#endif
+    const std::int32_t* w = s.wx.data() + s.wx_at[ox];
+    std::int32_t a0 = fixed_half(px), a1 = a0, a2 = a0;
+    for (std::int32_t j = 0; j < t.count; ++j, first += xs) {
+      a0 += w[j] * first[0];
+      a1 += w[j] * first[1];
+      a2 += w[j] * first[2];
+    }
+    dst[ox * 3] = fixed_to_u8(a0, px);
+    dst[ox * 3 + 1] = fixed_to_u8(a1, px);
+    dst[ox * 3 + 2] = fixed_to_u8(a2, px);
+  }
+}
+
+/// The span [lo, hi) of box-relative source indices that taps `t` read ([0, 0) if none).
+inline std::array<std::int32_t, 2> tap_span(const std::vector<AxisTaps>& t) {
+  std::int32_t lo = INT32_MAX, hi = 0;
+  for (const AxisTaps& a : t)
+    if (a.count > 0) lo = std::min(lo, a.first), hi = std::max(hi, a.first + a.count);
+  return lo > hi ? std::array<std::int32_t, 2>{0, 0} : std::array<std::int32_t, 2>{lo, hi};
+}
+
 }  // namespace detail
 
 /// Writes one output sample (3 x H x W or H x W x 3 elements of `params.dtype`) to `out` from the
@@ -104,73 +149,70 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
   const std::int32_t ow = plan.out_width, oh = plan.out_height;
   const int px = detail::axis_weights(plan.x, ow, s.tx, s.wx, s.wx_at);
   const int py = detail::axis_weights(plan.y, oh, s.ty, s.wy, s.wy_at);
-
-  // Source rows any output row reads, relative to plan.y.src_begin.
-  std::int32_t row_lo = INT32_MAX, row_hi = 0;
-  for (const AxisTaps& t : s.ty)
-    if (t.count > 0) {
-      row_lo = std::min(row_lo, t.first);
-      row_hi = std::max(row_hi, t.first + t.count);
-    }
-  if (row_lo > row_hi) row_lo = row_hi = 0;  // all padding
   const std::int64_t row_elems = std::int64_t{ow} * 3;
-  s.rows.resize(static_cast<std::size_t>((row_hi - row_lo) * row_elems));
-
   const std::uint8_t* base = src + plan.src.offset;
-  const std::int64_t xs = plan.src.x_stride;
-#if defined(__SSE2__)
-  detail::pair_weights(plan, s.tx, s.wx, s.wx_at, s.wx_pairs, s.wx_pairs_at);
-  const __m128i half = _mm_set1_epi32(fixed_half(px)), shift = _mm_cvtsi32_si128(px), zero = _mm_setzero_si128();
-#endif
-  for (std::int32_t r = row_lo; r < row_hi; ++r) {
-    const std::uint8_t* line = base + std::int64_t{plan.y.src_begin + r} * plan.src.y_stride;
-    std::uint8_t* dst = s.rows.data() + (r - row_lo) * row_elems;
-    for (std::int32_t ox = 0; ox < ow; ++ox) {
-      const AxisTaps& t = s.tx[std::size_t(ox)];
-      const std::uint8_t* first = line + std::int64_t{plan.x.src_begin + t.first} * xs;
-#if defined(__SSE2__)
-      if (const std::int32_t at = s.wx_pairs_at[std::size_t(ox)]; at >= 0) {
-        const __m128i sums = detail::pair_sums(first, s.wx_pairs.data() + 8 * std::size_t(at), (t.count + 1) / 2, half);
-        // Shifted, then saturated to [0, 255] twice over (32 -> 16 -> 8 bits): `fixed_to_u8`.
-        const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(_mm_sra_epi32(sums, shift), zero), zero);
-        const auto rgb0 = static_cast<std::uint32_t>(_mm_cvtsi128_si32(bytes));
-        std::memcpy(dst + ox * 3, &rgb0, 3);
-        continue;
-      }
-#endif
-      const std::int32_t* w = s.wx.data() + s.wx_at[std::size_t(ox)];
-      std::int32_t a0 = fixed_half(px), a1 = a0, a2 = a0;
-      for (std::int32_t j = 0; j < t.count; ++j, first += xs) {
-        a0 += w[j] * first[0];
-        a1 += w[j] * first[1];
-        a2 += w[j] * first[2];
-      }
-      dst[ox * 3] = fixed_to_u8(a0, px);
-      dst[ox * 3 + 1] = fixed_to_u8(a1, px);
-      dst[ox * 3 + 2] = fixed_to_u8(a2, px);
-    }
-  }
-
-  // Vertical pass a whole row of sums at a time, rounded (loops the compiler vectorises), then
-  // stored channel by channel (NCHW) or pixel by pixel (NHWC) with the dtype's conversion known
-  // at compile time: `store`'s arithmetic, and for f16 and bf16 a table of each channel's 256
-  // values made by `store` itself, so the bits are `store`'s either way.
+  const std::int64_t xs = plan.src.x_stride, ys = plan.src.y_stride;
+  const bool columns_first = vertical_first(plan);
   s.sums.resize(static_cast<std::size_t>(row_elems));
   s.bytes.resize(static_cast<std::size_t>(row_elems));
   std::int32_t* sums = s.sums.data();
   std::uint8_t* bytes = s.bytes.data();
-  const auto vertical = [&]<class T>(auto&& value) {  // value(channel, byte) -> T
-    T* o = static_cast<T*>(out);
-    for (std::int32_t oy = 0; oy < oh; ++oy) {
-      const AxisTaps& t = s.ty[std::size_t(oy)];
-      const std::int32_t* w = s.wy.data() + s.wy_at[std::size_t(oy)];
-      // Padding rows (no taps) sum to half a unit: 0, as torchvision's CenterCrop pads.
+
+  // Rows first (torch, the kernel, Pillow mostly): each source row the output reads, filtered
+  // horizontally once into `rows` (relative to plan.y.src_begin, from row_lo).
+  // Columns first (Pillow, `vertical_first`): each output row's source columns are filtered
+  // vertically into one packed row (in `rows`, from col_lo), then horizontally, without the SSE
+  // pairs (made for torch's weights).
+  const auto [row_lo, row_hi] = columns_first ? std::array<std::int32_t, 2>{0, 0} : detail::tap_span(s.ty);
+  const auto [col_lo, col_hi] = columns_first ? detail::tap_span(s.tx) : std::array<std::int32_t, 2>{0, 0};
+  s.rows.resize(static_cast<std::size_t>((row_hi - row_lo) * row_elems + (col_hi - col_lo) * 3));
+#if defined(__SSE2__)
+  if (!columns_first) detail::pair_weights(plan, s.tx, s.wx, s.wx_at, s.wx_pairs, s.wx_pairs_at);
+  else s.wx_pairs_at.assign(s.tx.size(), -1);
+#else
+  s.wx_pairs_at.assign(s.tx.size(), -1);
+#endif
+  for (std::int32_t r = row_lo; r < row_hi; ++r) {
+    const std::uint8_t* line = base + std::int64_t{plan.y.src_begin + r} * ys + std::int64_t{plan.x.src_begin} * xs;
+    detail::horizontal_row(line, xs, 0, s.rows.data() + (r - row_lo) * row_elems, s, px);
+  }
+
+  // Output row `oy`, rounded, into `bytes`: its vertical pass (padding rows sum to half a unit:
+  // 0, as torchvision's CenterCrop pads), after or before the horizontal one.
+  const auto output_row = [&](std::int32_t oy) {
+    const AxisTaps& t = s.ty[std::size_t(oy)];
+    const std::int32_t* w = s.wy.data() + s.wy_at[std::size_t(oy)];
+    if (!columns_first) {
       std::fill(sums, sums + row_elems, fixed_half(py));
       for (std::int32_t j = 0; j < t.count; ++j) {
         const std::uint8_t* row = s.rows.data() + (t.first + j - row_lo) * row_elems;
         for (std::int64_t e = 0; e < row_elems; ++e) sums[e] += w[j] * row[e];
       }
       for (std::int64_t e = 0; e < row_elems; ++e) bytes[e] = fixed_to_u8(sums[e], py);
+      return;
+    }
+    if (t.count == 0) {
+      std::fill(bytes, bytes + row_elems, std::uint8_t{0});
+      return;
+    }
+    for (std::int32_t x = col_lo; x < col_hi; ++x)
+      for (int c = 0; c < 3; ++c) {
+        const std::uint8_t* p = base + std::int64_t{plan.y.src_begin + t.first} * ys +
+                                std::int64_t{plan.x.src_begin + x} * xs + c;
+        std::int32_t sum = fixed_half(py);
+        for (std::int32_t j = 0; j < t.count; ++j, p += ys) sum += w[j] * *p;
+        s.rows[std::size_t(x - col_lo) * 3 + std::size_t(c)] = fixed_to_u8(sum, py);
+      }
+    detail::horizontal_row(s.rows.data(), 3, col_lo, bytes, s, px);
+  };
+
+  // Each output row stored channel by channel (NCHW) or pixel by pixel (NHWC) with the dtype's
+  // conversion known at compile time: `store`'s arithmetic, and for f16 and bf16 a table of each
+  // channel's 256 values made by `store` itself, so the bits are `store`'s either way.
+  const auto vertical = [&]<class T>(auto&& value) {  // value(channel, byte) -> T
+    T* o = static_cast<T*>(out);
+    for (std::int32_t oy = 0; oy < oh; ++oy) {
+      output_row(oy);
       const std::int32_t dy = plan.flip_y ? oh - 1 - oy : oy;
       if (params.layout == Layout::NCHW) {
         for (int c = 0; c < 3; ++c) {

@@ -25,9 +25,10 @@ namespace detail {
 /// keeps each output pixel's filter taps in shared memory, sized for this.
 inline constexpr double max_device_scale = 32.0;
 
-/// Whether the device's kernel can resample `p`.
+/// Whether the device's kernel can resample `p`: its default filter (16-bit weights, `dp2a`) only;
+/// the others' samples are finished on the CPU, with the same bits.
 [[nodiscard]] inline bool device_resamples(const ops::SamplePlan& p) noexcept {
-  return p.x.scale <= max_device_scale && p.y.scale <= max_device_scale;
+  return p.x.scale <= max_device_scale && p.y.scale <= max_device_scale && p.x.filter == ops::Resampling::bilinear;
 }
 
 /// Room in the data section for `job`'s window, if the kernel can resample it and what is left

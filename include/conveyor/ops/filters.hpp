@@ -1,0 +1,104 @@
+#pragma once
+/// @file
+/// The resampling filters a resize runs, each as the library the user came from defines it:
+/// torch's antialiased bilinear and bicubic on uint8 tensors (torchvision v2 on tensors), and
+/// Pillow's six (`Image.resize`: torchvision v1, and v2 on PIL images). Each expression is its
+/// library's own, term for term (Pillow's libImaging/Resample.c; torch's UpSample.h): a weight is
+/// rounded to fixed point afterwards, and a product rounded another way can move it by a unit.
+
+#include <conveyor/config.hpp>
+
+#include <cstdint>
+#include <math.h>
+#include <span>
+
+namespace conveyor {
+inline namespace v0 {
+namespace ops {
+
+/// Whose resize, with which filter. The torch filters weigh at the precision torch picks per
+/// axis (16-bit weights); Pillow's at 22 fraction bits, so the same filter gives other bits.
+enum class Resampling : std::uint8_t {
+  bilinear = 0,  ///< torchvision v2 on uint8 tensors, BILINEAR with antialias (the default)
+  bicubic,       ///< torchvision v2 on uint8 tensors, BICUBIC with antialias: Keys' cubic, a = -0.5
+  pil_nearest,   ///< Pillow's NEAREST: the pixel under each output centre
+  pil_box,       ///< Pillow's BOX
+  pil_bilinear,  ///< Pillow's BILINEAR (torchvision v1's default)
+  pil_hamming,   ///< Pillow's HAMMING
+  pil_bicubic,   ///< Pillow's BICUBIC
+  pil_lanczos,   ///< Pillow's LANCZOS
+};
+
+namespace detail {
+inline constexpr const char* resampling_names[] = {"bilinear",     "bicubic",     "pil_nearest", "pil_box",
+                                                   "pil_bilinear", "pil_hamming", "pil_bicubic", "pil_lanczos"};
+}  // namespace detail
+
+/// The names, in the enum's order: "bilinear", ..., "pil_lanczos".
+[[nodiscard]] constexpr std::span<const char* const> enum_names(Resampling) noexcept {
+  return detail::resampling_names;
+}
+
+/// Whether `f` is Pillow's: 22-bit weights, and the pipeline's images are PIL images.
+[[nodiscard]] CONVEYOR_HD constexpr bool is_pil(Resampling f) noexcept { return f >= Resampling::pil_nearest; }
+
+/// The filter's half width at scale 1 (Pillow's `support`, torch's `interp_size / 2`).
+[[nodiscard]] CONVEYOR_HD constexpr double filter_support(Resampling f) noexcept {
+  switch (f) {
+    case Resampling::bicubic:
+    case Resampling::pil_bicubic: return 2.0;
+    case Resampling::pil_nearest:
+    case Resampling::pil_box: return 0.5;
+    case Resampling::pil_lanczos: return 3.0;
+    default: return 1.0;
+  }
+}
+
+namespace detail {
+
+inline constexpr double pi = 3.14159265358979323846;  // M_PI, which Pillow uses
+
+[[nodiscard]] CONVEYOR_HD inline double sinc(double x) noexcept {
+  if (x == 0.0) return 1.0;
+  x = x * pi;
+  return sin(x) / x;
+}
+
+}  // namespace detail
+
+/// Filter `f` at `x` (source pixels from the centre, divided by the filter's scale).
+[[nodiscard]] CONVEYOR_HD inline double filter_value(Resampling f, double x) noexcept {
+  switch (f) {
+    case Resampling::bicubic: {  // torch's aa_filter: cubic_convolution1 and 2 with A = -0.5
+      constexpr double A = -0.5;
+      x = fabs(x);
+      if (x < 1.0) return ((A + 2) * x - (A + 3)) * x * x + 1;
+      if (x < 2.0) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+      return 0.0;
+    }
+    case Resampling::pil_box:
+    case Resampling::pil_nearest: return x > -0.5 && x <= 0.5 ? 1.0 : 0.0;
+    case Resampling::pil_hamming:
+      if (x < 0.0) x = -x;
+      if (x == 0.0) return 1.0;
+      if (x >= 1.0) return 0.0;
+      x = x * detail::pi;
+      return sin(x) / x * (0.54f + 0.46f * cos(x));  // float constants, as Pillow writes them
+    case Resampling::pil_bicubic: {
+      constexpr double a = -0.5;
+      if (x < 0.0) x = -x;
+      if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+      if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+      return 0.0;
+    }
+    case Resampling::pil_lanczos:
+      return -3.0 <= x && x < 3.0 ? detail::sinc(x) * detail::sinc(x / 3) : 0.0;
+    default:  // bilinear, pil_bilinear: the triangle, written alike in both
+      x = fabs(x);
+      return x < 1.0 ? 1.0 - x : 0.0;
+  }
+}
+
+}  // namespace ops
+}  // namespace v0
+}  // namespace conveyor
