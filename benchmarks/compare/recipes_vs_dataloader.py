@@ -3,7 +3,8 @@
 DataLoader and by conveyor.Loader given the same Compose, side by side in one run.
 
 DataLoader: a map-style dataset whose samples are `torchvision.io.decode_image(path, mode=RGB)`
-through the Compose (what conveyor's decode gives the Compose), batch 256, persistent workers,
+through the Compose (what conveyor's decode gives the Compose), or for the torchvision v1 recipes
+(PIL images) torchvision's ImageFolder with the Compose as its transform, batch 256, persistent workers,
 and for the recipe with MixUp/CutMix torchvision's reference collate_fn (the RandomChoice of the
 two applied to `default_collate`'s batch, in the workers) where conveyor takes `batch_transform=`;
 on --device cuda pin_memory and a non_blocking copy. conveyor.Loader: the Compose compiled into
@@ -19,6 +20,7 @@ import time
 
 import torch
 import torchvision
+from torchvision import transforms as v1
 from torchvision.transforms import v2
 
 from loader_rate import loader_rate
@@ -30,7 +32,8 @@ def recipes(size, classes):
     """name -> (Compose, batch transform or None): ResNet's 2015 recipe, torchvision's 2021
     reference (TrivialAugmentWide, RandomErasing; and with its MixUp 0.2 / CutMix 1.0),
     SimCLR-style colour, BYOL's first view (colour, a 23-tap blur, solarize), evaluation, a resize
-    of every image to (h, w) and a rectangular random crop."""
+    of every image to (h, w) and a rectangular random crop, bicubic evaluation; and in torchvision
+    v1 on PIL images (Pillow's resizes) the document's pipeline, ResNet's and evaluation."""
     tail = [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]
     out = {
         "resnet (RRC, flip)": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip()] + tail,
@@ -46,10 +49,17 @@ def recipes(size, classes):
         "rectangle (RRC to (3/4 h, w), flip)": [v2.RandomResizedCrop((size * 3 // 4, size)),
                                                 v2.RandomHorizontalFlip()] + tail,
     }
+    out["eval, bicubic"] = [v2.Resize(size * 8 // 7, interpolation=v2.InterpolationMode.BICUBIC),
+                            v2.CenterCrop(size)] + tail
+    v1_tail = [v1.ToTensor(), v1.Normalize(MEAN, STD)]
+    out["v1 PIL: resize to (h, w)"] = [v1.Resize((size, size))] + v1_tail
+    out["v1 PIL: resnet (RRC, flip)"] = [v1.RandomResizedCrop(size), v1.RandomHorizontalFlip()] + v1_tail
+    out["v1 PIL: eval, bicubic"] = [v1.Resize(size * 8 // 7, interpolation=v1.InterpolationMode.BICUBIC),
+                                    v1.CenterCrop(size)] + v1_tail
     if hasattr(v2, "TrivialAugmentWide"):
         out["torchvision 2021 (TA-wide, erasing)"] = ([v2.RandomResizedCrop(size), v2.RandomHorizontalFlip(),
                                                        v2.TrivialAugmentWide()] + tail + [v2.RandomErasing(0.1)])
-    composes = {name: (v2.Compose(ts), None) for name, ts in out.items()}
+    composes = {name: ((v1 if name.startswith("v1") else v2).Compose(ts), None) for name, ts in out.items()}
     if hasattr(v2, "MixUp"):
         mixing = v2.RandomChoice([v2.MixUp(alpha=0.2, num_classes=classes), v2.CutMix(alpha=1.0, num_classes=classes)])
         composes["torchvision 2021 + MixUp/CutMix"] = (composes["torchvision 2021 (TA-wide, erasing)"][0], mixing)
@@ -86,7 +96,9 @@ def dataloader_rate(data, compose, mixing, workers, epochs, device):
         kwargs["collate_fn"] = mixing_collate(mixing)
     if workers > 0:
         kwargs.update(persistent_workers=True, prefetch_factor=2)
-    loader = torch.utils.data.DataLoader(Decoded(data, compose), **kwargs)
+    v1_compose = not type(compose).__module__.startswith("torchvision.transforms.v2")
+    dataset = torchvision.datasets.ImageFolder(data, compose) if v1_compose else Decoded(data, compose)
+    loader = torch.utils.data.DataLoader(dataset, **kwargs)
     images = 0
     start = time.perf_counter()
     for _ in range(epochs):

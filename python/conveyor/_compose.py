@@ -1,8 +1,12 @@
-"""A Compose of torchvision v2 transforms (or conveyor.transforms', the same names) compiled into one
-ImageAugment: the crop (RandomResizedCrop, CenterCrop, or Resize then CenterCrop) and the flip
-after it become its geometry, the pixel transforms its program, ToDtype and Normalize its output (a last
-ToDtype to a 16-bit float its stored dtype);
-anything else is refused by name and position, with the reason."""
+"""A Compose of torchvision transforms (v2, v1, or conveyor.transforms' with v2's names) compiled into
+one ImageAugment: the crop (RandomResizedCrop, CenterCrop, or Resize then CenterCrop) and the flip
+after it become its geometry, the pixel transforms its program, ToTensor, ToDtype and Normalize its
+output (a last ToDtype to a 16-bit float its stored dtype); anything else is refused by name and
+position, with the reason.
+
+On PIL images (v1 always; v2 with image_backend="pil"), each transform before the conversion to a
+tensor (ToTensor, PILToTensor, ToImage) runs as torchvision's PIL functional does: resizes with
+Pillow's filters and arithmetic, flips and crops as Pillow makes them."""
 import dataclasses
 from typing import Any, List, Optional, Tuple
 
@@ -19,26 +23,43 @@ def _inside(where: str, k: int) -> str:
     return f"transform {k}" if where == "the pipeline" else f"{where}, transform {k}"
 
 
+# torchvision v1's transforms conveyor runs: the geometry, flips, the conversions and the erasing
+# (which v1 and v2 define alike); v1's pixel transforms run Pillow's ImageEnhance and ImageOps.
+_V1 = {"Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
+       "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
+
+
+def _is_v1(t: Any) -> bool:
+    module = type(t).__module__
+    return module.startswith("torchvision.transforms") and not module.startswith("torchvision.transforms.v2")
+
+
 def _ours(t: Any, where: str) -> Any:
-    """`t` as one of conveyor.transforms' dataclasses: itself, or a torchvision v2 transform's
-    arguments read from the attributes it keeps them in (the same names)."""
+    """`t` as one of conveyor.transforms' dataclasses: itself, or a torchvision transform's
+    arguments read from the attributes it keeps them in (the same names in v1 and v2)."""
     if dataclasses.is_dataclass(t) and type(t).__module__ == T.__name__:
         return t
     module, name = type(t).__module__, type(t).__name__
-    if module.startswith("torchvision.transforms") and not module.startswith("torchvision.transforms.v2"):
+    if _is_v1(t) and name not in _V1:
         raise _conveyor.ConfigError(
-            f"{where} ({name}) is from torchvision.transforms (v1), which works on PIL images with Pillow's "
-            "arithmetic, which conveyor does not run yet: use torchvision.transforms.v2, whose classes have the "
-            "same names and arguments (ToTensor too), on the uint8 tensors conveyor decodes (the README's "
-            "'Your own torchvision v2 pipeline')")
-    ours = getattr(T, name, None) if module.startswith("torchvision.transforms.v2") else None
-    if name == "ConvertImageDtype" and ours is None and module.startswith("torchvision.transforms.v2"):
+            f"{where} ({name}) is from torchvision.transforms (v1), whose {name} works on PIL images with "
+            "Pillow's arithmetic (ImageEnhance, ImageOps), which conveyor does not run yet: use "
+            f"torchvision.transforms.v2.{name} after ToImage(), on uint8 tensors (docs/transforms.md lists what "
+            "runs where)")
+    ours = getattr(T, name, None) if module.startswith("torchvision.transforms") else None
+    if name == "ConvertImageDtype" and _is_v1(t):
+        # v1's convert_image_dtype divides uint8 by 255 (v2's multiplies by 1/255): ToTensor's float32
+        if dtype_name(t.dtype) != "f32":
+            raise _conveyor.ConfigError(f"{where} (ConvertImageDtype): conveyor converts v1's uint8 images to "
+                                        f"float32 only, got {t.dtype}")
+        return T.ToTensor()
+    if name == "ConvertImageDtype" and ours is None and module.startswith("torchvision.transforms"):
         return T.ToDtype(dtype=t.dtype, scale=True)
     if not (isinstance(ours, type) and dataclasses.is_dataclass(ours)):
         reason = ("conveyor's workers run C++ without Python, so a Python function cannot run in them"
                   if name == "Lambda" else "conveyor has no such transform")
         raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor: {reason} "
-                                    f"(docs/transforms.md and the README's 'Your own torchvision v2 pipeline' "
+                                    f"(docs/transforms.md and the README's 'Your own torchvision pipeline' "
                                     f"list what it runs)")
     args = {f.name: getattr(t, f.name) for f in dataclasses.fields(ours)}
     if name == "RandomErasing" and args["value"] is None:
@@ -64,8 +85,6 @@ def _flatten(pipeline: Any, where: str) -> List[Tuple[str, Any]]:
         for k, inner in enumerate(t.transforms):
             steps += _flatten(inner, _inside(where, k))
         return steps
-    if isinstance(t, T.ToTensor):  # as torchvision documents it
-        return [(where, T.ToImage()), (where, T.ToDtype("float32", scale=True))]
     if isinstance(t, T.RandomApply):
         inner = _flatten(T.Compose(t.transforms), where)
         _pixel_transforms_only(where, "RandomApply", inner)
@@ -134,21 +153,36 @@ def _size(where: str, name: str, size: Any, crop: bool = True) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def _resampling(where: str, t: Any) -> None:
-    """conveyor resizes as torchvision's default does: bilinear with antialiasing."""
+_PIL_FILTERS = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos")
+
+
+def _resampling(where: str, t: Any, pil: bool) -> str:
+    """ImageAugment's resampling for the resize of `t`: Pillow's filter of its interpolation on PIL
+    images (which Pillow always antialiases); torch's bilinear or bicubic, antialiased, on tensors."""
     mode = str(getattr(t.interpolation, "value", t.interpolation)).lower()
-    if mode != "bilinear" or t.antialias is False:
-        raise _conveyor.ConfigError(f"{where} ({type(t).__name__}): conveyor resizes with bilinear interpolation "
-                                    f"and antialiasing only, got interpolation={mode}, antialias={t.antialias}")
+    if pil and mode in _PIL_FILTERS:
+        return "pil_" + mode
+    if not pil and mode in ("bilinear", "bicubic") and t.antialias is not False:
+        return mode
+    supported = (", ".join(_PIL_FILTERS) + " on PIL images" if pil else
+                 "bilinear and bicubic with antialias=True on tensors (on PIL images, Pillow's six filters)")
+    raise _conveyor.ConfigError(f"{where} ({type(t).__name__}): conveyor resizes with {supported}, got "
+                                f"interpolation={mode}, antialias={t.antialias}")
 
 
-def image_augment(pipeline: Any) -> ImageAugment:
-    """The ImageAugment that runs `pipeline` (see the module's comment)."""
+def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAugment:
+    """The ImageAugment that runs `pipeline` (see the module's comment) on the images its dataset
+    gives it: "pil" (Image.open(p).convert("RGB"), torchvision's ImageFolder) or "tensor"
+    (torchvision.io.decode_image); by default "pil" for a torchvision v1 pipeline, else "tensor"."""
     if not (callable(pipeline) or dataclasses.is_dataclass(pipeline) and type(pipeline).__module__ == T.__name__):
-        raise TypeError(f"transform must be an ImageAugment, a RawTensor, or a torchvision.transforms.v2 Compose "
+        raise TypeError(f"transform must be an ImageAugment, a RawTensor, or a torchvision Compose "
                         f"(or conveyor.transforms'), got {pipeline!r} ({type(pipeline).__name__})")
+    if image_backend not in (None, "pil", "tensor"):
+        raise _conveyor.ConfigError(f"image_backend must be 'pil' or 'tensor', got {image_backend!r}")
+    pil = image_backend == "pil" or image_backend is None and _is_v1(pipeline)
     steps = _flatten(pipeline, "the pipeline")
-    a = ImageAugment(crop="", flip=0.0, normalize=None, dtype="u8", decode_scaling=False, torchvision_rounding=True)
+    a = ImageAugment(crop="", flip=0.0, normalize=None, dtype="u8", decode_scaling=False, torchvision_rounding=True,
+                     sixteen_bit="high_byte" if pil else "refuse")
     pixels: List[T.PixelTransform] = []
     places: List[str] = []  # where each of `pixels` is in the pipeline
     resize_at: Optional[str] = None
@@ -156,6 +190,7 @@ def image_augment(pipeline: Any) -> ImageAugment:
     for where, t in steps:
         name = type(t).__name__
         if isinstance(t, (*_AS_DECODED, T.Identity)):  # nothing to run (inside a RandomChoice, a choice)
+            pil = pil and not isinstance(t, (T.ToImage, T.PILToTensor))  # a tensor from here
             continue
         if state == "erased" and not (_casts_to_16_bits(t) and a.dtype == "f32"):
             raise _conveyor.ConfigError(f"{where} ({name}) comes after RandomErasing, which conveyor runs on the "
@@ -167,7 +202,7 @@ def image_augment(pipeline: Any) -> ImageAugment:
             if state != "decoded" or resize_at:
                 raise _conveyor.ConfigError(f"{where} (Resize): conveyor resizes once, first, before a CenterCrop "
                                             "or as the pipeline's only resize to (height, width)")
-            _resampling(where, t)
+            a.resampling = _resampling(where, t, pil)
             if t.size is None:
                 raise _conveyor.ConfigError(f"{where} (Resize): size=None (the longer side to max_size) is not "
                                             "supported")
@@ -185,7 +220,7 @@ def image_augment(pipeline: Any) -> ImageAugment:
                 raise _conveyor.ConfigError(f"{where} ({name}): conveyor crops once, first")
             a.size = _size(where, name, t.size)
             if isinstance(t, T.RandomResizedCrop):
-                _resampling(where, t)
+                a.resampling = _resampling(where, t, pil)
                 a.crop, a.scale, a.ratio = "random_resized", tuple(t.scale), tuple(t.ratio)
             else:
                 a.crop = "center"
@@ -202,11 +237,21 @@ def image_augment(pipeline: Any) -> ImageAugment:
             places.append(where)
             state = "erased"
         elif isinstance(t, T._PIXEL_TRANSFORMS):
+            if pil and not isinstance(t, (T.RandomHorizontalFlip, T.RandomVerticalFlip)):
+                raise _conveyor.ConfigError(
+                    f"{where} ({name}) on a PIL image runs Pillow's arithmetic (ImageEnhance, ImageOps), which "
+                    "conveyor does not run yet: put ToImage() (or PILToTensor()) before it to run it on uint8 "
+                    "tensors, as torchvision.transforms.v2 does")
             if state != "uint8":
                 raise _conveyor.ConfigError(f"{where} ({name}) after ToDtype: conveyor runs pixel transforms on "
                                             "uint8 images, as recipes place them; move it before ToDtype")
             pixels.append(t)
             places.append(where)
+        elif isinstance(t, T.ToTensor):
+            if state != "uint8":
+                raise _conveyor.ConfigError(f"{where} (ToTensor): conveyor converts its uint8 images once")
+            # torchvision's to_tensor: float32 pixels divided by 255 (ToDtype multiplies by 1/255)
+            a.dtype, a.divide_by_255, state, pil = "f32", True, "float", False
         elif isinstance(t, T.ToDtype):
             if isinstance(t.dtype, dict):
                 raise _conveyor.ConfigError(f"{where} (ToDtype): a dict of dtypes is not supported; give one dtype")
@@ -217,6 +262,9 @@ def image_augment(pipeline: Any) -> ImageAugment:
                 # torch's .to() rounds to nearest even, as the store does; erasing commutes with it
                 a.dtype, state = dtype, "erased" if state == "erased" else "cast"
                 continue
+            if pil:
+                raise _conveyor.ConfigError(f"{where} (ToDtype) on a PIL image changes nothing in torchvision: "
+                                            "put ToImage() (or PILToTensor()) before it")
             if state != "uint8" or dtype != "f32" or not t.scale:
                 raise _conveyor.ConfigError(
                     f"{where} (ToDtype): conveyor converts its uint8 images once, to float32 with scale=True "
@@ -233,6 +281,8 @@ def image_augment(pipeline: Any) -> ImageAugment:
             raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor here")
     if resize_at and isinstance(a.resize, tuple):
         a.crop, a.size, resize_at = "center", a.resize, None
+    if a.divide_by_255 and a.normalize is None:
+        a.normalize = ((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))  # ToTensor alone: x / 255, then exactly itself
     if resize_at:
         raise _conveyor.ConfigError(f"the Resize at {resize_at} needs a CenterCrop after it, or a size (height, "
                                     "width): a batch needs one size")

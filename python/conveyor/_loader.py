@@ -135,8 +135,9 @@ class Loader:
     the latest loop stands, and `load_state_dict` resumes there exactly.
 
     transform: an ImageAugment, a RawTensor, a Views (or a list of image transforms: one view
-    copy each; the loop then yields a list of tensors), or a torchvision.transforms.v2 Compose (or
-    conveyor.transforms'), compiled by `ImageAugment.from_transforms`; by default `ImageAugment.eval()` (Resize 256,
+    copy each; the loop then yields a list of tensors), or a torchvision Compose (v2 on tensors, v1
+    on PIL images; conveyor.transforms' too), compiled by `ImageAugment.from_transforms` (whose
+    image_backend="pil" reads a v2 Compose as fed PIL images); by default `ImageAugment.eval()` (Resize 256,
     CenterCrop 224, ImageNet normalisation, f32): deterministic, what evaluation wants; train with
     `ImageAugment.train(...)`. shuffle: each epoch in its own order, a permutation that is a pure
     function of (seed, epoch) (without it, dataset order every epoch). seed: keys the order and

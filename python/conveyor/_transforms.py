@@ -97,7 +97,13 @@ class ImageAugment:
 
     torchvision_rounding: normalise as torchvision v2's ToDtype(float32, scale=True) and Normalize
     round (a multiply, a subtract and a divide), bit for bit theirs; by default one fused
-    multiply-add an element, within a few ulps of that and cheaper on the CPU.
+    multiply-add an element, within a few ulps of that and cheaper on the CPU. divide_by_255: with
+    it, scale as ToTensor does a PIL image (x / 255) rather than as ToDtype (x * (1/255)).
+
+    resampling: the resize's filter and arithmetic: "bilinear" or "bicubic" (torchvision on uint8
+    tensors, antialiased), or Pillow's "pil_nearest", "pil_box", "pil_bilinear", "pil_hamming",
+    "pil_bicubic", "pil_lanczos" (torchvision v1, and v2 on PIL images). On a GPU the kernel resizes
+    with "bilinear"; the others' samples are resized by the workers, with the same bits.
 
     `ImageAugment.from_transforms(pipeline)` compiles a whole torchvision v2 Compose (or
     conveyor.transforms') into one; a Loader or a Preprocessor does that with a Compose given as
@@ -122,6 +128,8 @@ class ImageAugment:
     transforms: Sequence[PixelTransform] = ()
     torchvision_rounding: bool = False
     max_size: Optional[int] = None
+    resampling: str = "bilinear"
+    divide_by_255: bool = False
 
     @classmethod
     def train(cls, size: int = 224, **fields: Any) -> "ImageAugment":
@@ -137,16 +145,18 @@ class ImageAugment:
         return cls(crop="center", size=crop, resize=resize, **fields)
 
     @classmethod
-    def from_transforms(cls, pipeline: Any) -> "ImageAugment":
-        """The ImageAugment that runs `pipeline`, a torchvision.transforms.v2 Compose (or one
-        transform) or conveyor.transforms' equivalent, equal to torchvision bit for bit on the images
-        `torchvision.io.decode_image(path, mode=ImageReadMode.RGB)` gives it: the crop first
-        (RandomResizedCrop, CenterCrop, or Resize and CenterCrop), then flips and pixel transforms on
-        uint8, then ToDtype(float32, scale=True), Normalize and RandomErasing. It decodes at full
-        size (decode_scaling=False), as torchvision does. A ConfigError names the first transform it
-        cannot run, where it is and why."""
+    def from_transforms(cls, pipeline: Any, image_backend: Optional[str] = None) -> "ImageAugment":
+        """The ImageAugment that runs `pipeline`, a torchvision Compose (or one transform) or
+        conveyor.transforms' equivalent, equal to torchvision bit for bit on the images its dataset
+        would give it: `torchvision.io.decode_image(path, mode=ImageReadMode.RGB)` with
+        image_backend="tensor", `Image.open(path).convert("RGB")` (torchvision's ImageFolder) with
+        "pil", whose resizes are Pillow's; by default "pil" for a torchvision v1 (torchvision.transforms)
+        pipeline, else "tensor". The crop first (RandomResizedCrop, CenterCrop, or Resize and
+        CenterCrop), then flips and pixel transforms on uint8, then ToTensor or ToDtype(float32,
+        scale=True), Normalize and RandomErasing. It decodes at full size (decode_scaling=False), as
+        torchvision does. A ConfigError names the first transform it cannot run, where it is and why."""
         from . import _compose  # which builds ImageAugments
-        return _compose.image_augment(pipeline)
+        return _compose.image_augment(pipeline, image_backend)
 
     def _native(self) -> _conveyor.Transform:
         who = "ImageAugment"
@@ -171,6 +181,8 @@ class ImageAugment:
             max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1, _args.UINT64_MAX),
             sixteen_bit=_args.choice(who, "sixteen_bit", self.sixteen_bit, ("refuse", "high_byte")),
             torchvision_rounding=_args.flag(who, "torchvision_rounding", self.torchvision_rounding),
+            divide_by_255=_args.flag(who, "divide_by_255", self.divide_by_255),
+            resampling=str(self.resampling),
             transforms=native_list(who, self.transforms))
 
     def drawn_calls(self, seed: int, epoch: int, index: int, width: int, height: int) -> List[DrawnCall]:

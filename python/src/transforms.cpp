@@ -124,6 +124,13 @@ void bind_transforms(nb::module_& m) {
         "flip"_a, "mean"_a, "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
         "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "divide_by_255"_a = false,
         "resampling"_a = "bilinear", "transforms"_a = std::vector<PixelTransform>{});
+  m.def(
+      "resampling_names",
+      [] {
+        const auto names = conveyor::ops::enum_names(conveyor::ops::Resampling{});
+        return std::vector<std::string>(names.begin(), names.end());
+      },
+      "ImageAugment's resamplings, by name (ops::Resampling's order).");
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
   m.def("views", &views, "views"_a, "Views of (image transform, count) pairs: each image decoded once.");
 }

@@ -78,6 +78,13 @@ PIPELINES = {
         v2.RandAugment(), v2.ToDtype(torch.float32, scale=True)]),
     "resize to a rectangle, then crop": lambda: v2.Compose([
         v2.Resize((120, 200)), v2.CenterCrop(112), v2.RandomEqualize(0.5), v2.ToImage()]),
+    # Bicubic, antialiased: DeiT's and DINO's resizes, torch's uint8 arithmetic.
+    "bicubic": lambda: v2.Compose([
+        v2.RandomResizedCrop(112, scale=(0.1, 1.0), interpolation=v2.InterpolationMode.BICUBIC),
+        v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD),
+        v2.RandomErasing(0.7)]),
+    "bicubic eval": lambda: v2.Compose([
+        v2.Resize(128, interpolation=v2.InterpolationMode.BICUBIC), v2.CenterCrop(112), v2.ToImage()]),
     # Containers: one choice or order per sample, replayed as the calls of what was picked, in order.
     "choice and order": lambda: v2.Compose([
         v2.RandomResizedCrop(112, scale=(0.2, 1.0)),
@@ -108,11 +115,11 @@ def _replay_calls(path, calls, compose):
         if name == "erase":
             x = F.erase(x, kwargs["i"], kwargs["j"], kwargs["h"], kwargs["w"],
                         torch.tensor(kwargs["v"], dtype=x.dtype)[:, None, None])
-        elif name in ("resized_crop", "resize"):
-            x = getattr(F, name)(x, **kwargs, antialias=True)
         else:
             if "interpolation" in kwargs:
                 kwargs = dict(kwargs, interpolation=F.InterpolationMode(kwargs["interpolation"]))
+            if name in ("resized_crop", "resize"):
+                kwargs = dict(kwargs, antialias=True)
             x = getattr(F, name)(x, **kwargs)
     return x if finished else _finish(x, tail)
 

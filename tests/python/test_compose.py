@@ -52,7 +52,9 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
      r"transform 2 \(CenterCrop\): conveyor crops once, first"),
     (T.Compose([T.Resize(None, max_size=300)]), r"transform 0 \(Resize\): size=None"),
     (T.Compose([T.RandomResizedCrop(224, interpolation="nearest")]),
-     r"bilinear interpolation and antialiasing only, got interpolation=nearest"),
+     r"bilinear and bicubic with antialias=True on tensors .*, got interpolation=nearest"),
+    (T.Compose([T.Resize(64, interpolation="bicubic", antialias=False), T.CenterCrop(64)]),
+     r"transform 0 \(Resize\): .* got interpolation=bicubic, antialias=False"),
     (T.Compose([T.CenterCrop(224), T.ToDtype("float16", scale=True)]), r"to float32 with scale=True"),
     (T.Compose([T.CenterCrop(224), T.ToDtype("float32")]), r"got dtype=float32, scale=False"),
     (T.Compose([T.CenterCrop(224), T.Normalize(MEAN, STD)]), r"transform 1 \(Normalize\) needs a float image"),
@@ -220,28 +222,31 @@ class TestTorchvision:
                            match=r"^transform 2 \(Lambda\) cannot run in conveyor: conveyor's workers run C\+\+"):
             conveyor.Loader(conveyor.InMemory(), transform=pipeline)
 
-    def test_to_tensor_is_to_image_then_to_dtype_as_torchvision_documents_it(self):
+    def test_to_tensor_divides_by_255_as_torchvision_to_tensor_does(self):
         v2, torch = self.v2, pytest.importorskip("torch")
         with_to_tensor = conveyor.ImageAugment.from_transforms(
             v2.Compose([v2.CenterCrop(224), v2.RandomInvert(), v2.ToTensor(), v2.Normalize(MEAN, STD)]))
         spelled_out = conveyor.ImageAugment.from_transforms(
             v2.Compose([v2.CenterCrop(224), v2.RandomInvert(), v2.ToImage(), v2.ToDtype(torch.float32, scale=True),
                         v2.Normalize(MEAN, STD)]))
-        assert with_to_tensor == spelled_out and with_to_tensor.dtype == "f32"
-        assert conveyor.ImageAugment.from_transforms(T.Compose([T.CenterCrop(8), T.ToTensor()])).dtype == "f32"
+        assert with_to_tensor.dtype == "f32" and with_to_tensor.divide_by_255 and not spelled_out.divide_by_255
+        assert with_to_tensor == dataclasses.replace(spelled_out, divide_by_255=True)
+        alone = conveyor.ImageAugment.from_transforms(T.Compose([T.CenterCrop(8), T.ToTensor()]))
+        assert alone.dtype == "f32" and alone.normalize == ((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))  # x / 255 itself
         with pytest.raises(conveyor.ConfigError, match=r"transform 2 \(RandomInvert\) after ToDtype"):
             conveyor.ImageAugment.from_transforms(v2.Compose([v2.CenterCrop(8), v2.ToTensor(), v2.RandomInvert()]))
 
-    def test_an_op_conveyor_lacks_and_v1_transforms_are_refused_by_name(self):
+    def test_an_op_conveyor_lacks_and_v1_pixel_transforms_are_refused_by_name(self):
         v2 = self.v2
         with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(RandomPerspective\) cannot run in conveyor: "
                                                        r"conveyor has no such transform"):
             conveyor.ImageAugment.from_transforms(v2.Compose([v2.CenterCrop(224), v2.RandomPerspective()]))
         import torchvision.transforms as v1
-        with pytest.raises(conveyor.ConfigError, match=r"the pipeline \(Compose\) is from "
-                                                       r"torchvision.transforms \(v1\).*use torchvision.transforms.v2"
-                                                       r".*\(ToTensor too\)"):
-            conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224)]))
+        assert conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224)])).resampling == \
+            "pil_bilinear"
+        with pytest.raises(conveyor.ConfigError, match=r"transform 1 \(RandomInvert\) is from "
+                                                       r"torchvision.transforms \(v1\).*Pillow's arithmetic"):
+            conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.RandomInvert()]))
 
 
 def test_each_pixel_transform_becomes_the_cpp_transform_of_its_name():

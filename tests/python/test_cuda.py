@@ -29,6 +29,27 @@ def test_gpu_batches_equal_cpu_batches(samples, dtype, layout):
         assert torch.equal(labels, want_labels)
 
 
+@pytest.mark.parametrize("resampling", conveyor._conveyor.resampling_names())
+def test_every_resampling_gives_the_cpu_loaders_batches(samples, resampling):
+    """The kernel's filter, and the others' samples finished by the workers (with and without a
+    pixel program, which the device runs on their u8 images), bit for bit; with decode="gpu" the
+    engines take none of the latter, whose pixels must be libjpeg-turbo's."""
+    data = conveyor.ImageFolder(str(samples))
+    kw = dict(batch_size=4, shuffle=True, seed=7, workers=2)
+    for transform in (conveyor.ImageAugment.train(72, resampling=resampling, decode_scaling=False),
+                      conveyor.ImageAugment(crop="center", size=(40, 56), resize=(60, 90), resampling=resampling,
+                                            transforms=[conveyor.transforms.RandomInvert(0.5)],
+                                            normalize="imagenet")):
+        want = cpu_batches(data, transform, **kw)
+        decodes = ("cpu", "gpu") if conveyor.has_gpu_decoding() and resampling.startswith("pil_") else ("cpu",)
+        for decode in decodes:
+            got = [(i.cpu(), l.cpu()) for i, l in
+                   conveyor.Loader(data, device="cuda", transform=transform, decode=decode, **kw)]
+            assert len(got) == len(want) == 4
+            for (images, labels), (want_images, want_labels) in zip(got, want):
+                assert torch.equal(images, want_images) and torch.equal(labels, want_labels), (resampling, decode)
+
+
 def test_a_consumer_on_its_own_stream_reads_whole_batches_and_frees_slots_after_its_work(samples, tmp_path):
     # Many batches through two slots, read on a non-default torch stream that sleeps first, so its
     # reads run long after the batch was yielded and the slot looks free to the host: a batch not

@@ -91,7 +91,10 @@ def test_torchvision_pil_path_agrees(samples):
     tf = tv.transforms.Compose([tv.transforms.Resize(256), tv.transforms.CenterCrop(224), tv.transforms.ToTensor(),
                                 tv.transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])
     theirs = torch.stack([tf(Image.open(io.BytesIO(b)).convert("RGB")) for b in images])
+    # The same v1 Compose: Pillow's resize, ToTensor's division, bit for bit.
+    assert torch.equal(conveyor.Preprocessor(tf, max_images=4, lanes=1, workers=2)(images), theirs)
+    # The default, torchvision v2's on tensors: another resize, within a level of 8-bit rounding
+    # (1/255/std, about 0.017) on average.
     ours = conveyor.Preprocessor(max_images=4, lanes=1, workers=2)(images)
     assert ours.shape == theirs.shape
-    # Normalised values: a level of 8-bit rounding is 1/255/std, about 0.017.
     assert (ours - theirs).abs().mean().item() < 0.02

@@ -206,7 +206,8 @@ inline conveyor::PixelTransform random_transform(Choices& c, int depth) {
 /// An augmentation from `c`: the crop (RandomResizedCrop with any scale and ratio, or CenterCrop
 /// after a Resize or not, to a side or (height, width), with max_size or not), its size (1 to 48,
 /// now and then up to 300; a square mostly), the flip, 0 to 4 pixel
-/// transforms, the output's dtype, layout and normalisation, and the decode settings. Not validated.
+/// transforms, the output's dtype, layout and normalisation, the decode settings and the resampling
+/// filter. Not validated.
 inline conveyor::ImageAugment random_augment(Choices& c) {
   conveyor::ImageAugment a;
   const int side = c.eighths(7) ? c.between(1, 48) : c.between(1, 300);
@@ -238,6 +239,8 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
   a.roi = !c.eighths(2);
   if (c.coin()) a.decode_scaling = c.coin();
   a.decode.max_image_pixels = 1 << 22;
+  if (c.eighths(3))  // torch's bicubic or one of Pillow's filters: the CPU's loops, whatever the backend
+    a.resampling = static_cast<conveyor::ops::Resampling>(c.below(std::uint32_t(conveyor::ops::enum_names(a.resampling).size())));
   return a;
 }
 

@@ -1,0 +1,179 @@
+"""Pipelines on PIL images, against torchvision and Pillow themselves on `Image.open(path).convert("RGB")`
+(torchvision's ImageFolder): every Pillow filter's resize, and torchvision v1 Composes (v2 ones with
+image_backend="pil") replayed through torchvision's functionals with the parameters conveyor drew for
+each sample (`ImageAugment.drawn_calls`), bit for bit. Pillow 13 and torchvision 0.29 from PyPI:
+
+    python -m pytest tests/parity/test_pil_vs_torchvision.py
+"""
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+from reference import require
+
+torch, torchvision = require()
+PIL = pytest.importorskip("PIL")
+from PIL import Image  # noqa: E402
+from torchvision import transforms as v1  # noqa: E402
+from torchvision.transforms import functional as F1  # noqa: E402
+from torchvision.transforms import v2  # noqa: E402
+
+import conveyor  # noqa: E402
+
+pytestmark = pytest.mark.skipif(int(PIL.__version__.split(".")[0]) < 13,
+                                reason="Pillow 13's pass order (vertical first when the height shrinks most)")
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DATA = pathlib.Path(os.environ.get("CONVEYOR_TEST_DATA") or ROOT.parent / "shared" / "data")
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+PIL_FILTERS = [n for n in conveyor._conveyor.resampling_names() if n.startswith("pil_")]
+MODES = {"pil_" + m.value: m for m in v1.InterpolationMode if "pil_" + m.value in PIL_FILTERS}
+
+
+def test_every_pillow_filter_has_its_torchvision_mode():
+    assert sorted(MODES) == sorted(PIL_FILTERS) and len(PIL_FILTERS) == 6
+
+
+@pytest.fixture(scope="module")
+def noise(tmp_path_factory):
+    """Random RGB images (PNG, so decoding is exact) from 1 x 1 up, and the bundled photos."""
+    root = tmp_path_factory.mktemp("noise")
+    (root / "a").mkdir()
+    rng = np.random.default_rng(2026)
+    for k, (w, h) in enumerate([(1, 1), (2, 3), (17, 5), (5, 40), (64, 64), (223, 149), (401, 299), (130, 517)]):
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(root / "a" / f"{k}.png")
+    for k, photo in enumerate(sorted((ROOT / "examples" / "data" / "samples").rglob("*.jpg"))[:6]):
+        (root / "a" / f"photo{k}.jpg").write_bytes(photo.read_bytes())
+    return root
+
+
+@pytest.mark.parametrize("filter_name", PIL_FILTERS)
+@pytest.mark.parametrize("size", [(1, 1), (37, 53), (300, 220), (24, 400)])
+def test_a_pillow_filter_resizes_as_image_resize(noise, filter_name, size):
+    """Up, down, one axis each way (Pillow's pass order), to 1 x 1."""
+    augment = conveyor.ImageAugment(crop="center", resize=size, size=size, resampling=filter_name, dtype="u8",
+                                    layout="nhwc")
+    dataset = conveyor.ImageFolder(str(noise))
+    (images, _), = list(conveyor.Loader(dataset, batch_size=len(dataset), workers=2, transform=augment))
+    for i in range(len(dataset)):
+        path = dataset.name(i)
+        pil_filter = F1.pil_modes_mapping[MODES[filter_name]]
+        expected = np.asarray(Image.open(path).convert("RGB").resize(size[::-1], pil_filter))
+        got = images[i].numpy()
+        assert np.array_equal(got, expected), (
+            f"{path} -> {size}: {(got != expected).sum()} values differ, by up to "
+            f"{np.abs(got.astype(int) - expected).max()}")
+
+
+PIPELINES = {
+    # The seed document's pipeline, unchanged.
+    "resize to height and width": lambda: v1.Compose([v1.Resize((224, 224)), v1.ToTensor(), v1.Normalize(MEAN, STD)]),
+    "train": lambda: v1.Compose([v1.RandomResizedCrop(176), v1.RandomHorizontalFlip(), v1.ToTensor(),
+                                 v1.Normalize(MEAN, STD)]),
+    "eval": lambda: v1.Compose([v1.Resize(256), v1.CenterCrop(224), v1.ToTensor(), v1.Normalize(MEAN, STD)]),
+    "bicubic eval": lambda: v1.Compose([v1.Resize(248, interpolation=v1.InterpolationMode.BICUBIC),
+                                        v1.CenterCrop(224), v1.ToTensor(), v1.Normalize(MEAN, STD)]),
+    "max size and a rectangle": lambda: v1.Compose([v1.Resize(150, max_size=200), v1.CenterCrop((140, 120)),
+                                                    v1.RandomVerticalFlip(), v1.ToTensor()]),
+    "uint8 then float, erasing": lambda: v1.Compose([
+        v1.RandomResizedCrop((96, 128), scale=(0.2, 1.0), interpolation=v1.InterpolationMode.LANCZOS),
+        v1.RandomHorizontalFlip(), v1.PILToTensor(), v1.ConvertImageDtype(torch.float32), v1.Normalize(MEAN, STD),
+        v1.RandomErasing(0.7, value=(0.5, -1.0, 2.0))]),
+    **{f"{mode.value} crops": (lambda mode=mode: v1.Compose([
+        v1.RandomResizedCrop(80, scale=(0.05, 1.0), interpolation=mode), v1.PILToTensor()]))
+       for mode in MODES.values()},
+    # v2 on PIL images: the resize is Pillow's; after ToImage, v2's tensor transforms.
+    "v2 on PIL images": lambda: v2.Compose([
+        v2.RandomResizedCrop(128, interpolation=v2.InterpolationMode.BICUBIC), v2.RandomHorizontalFlip(),
+        v2.ToImage(), v2.TrivialAugmentWide(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD),
+        v2.RandomErasing(0.5)]),
+    "v2 ToTensor on PIL images": lambda: v2.Compose([v2.Resize(160), v2.CenterCrop(144), v2.ToTensor(),
+                                                     v2.Normalize(MEAN, STD)]),
+}
+_TAIL = (v1.ToTensor, v1.PILToTensor, v1.ConvertImageDtype, v1.Normalize,
+         v2.ToTensor, v2.ToImage, v2.ToDtype, v2.Normalize)
+
+
+def _replay(path, calls, compose):
+    """torchvision's functionals on the PIL image with conveyor's drawn parameters (the geometry and
+    flips on the PIL image, other calls on the uint8 tensor after ToImage), then the Compose's own
+    conversions and Normalize (before an erase, which recipes place after them)."""
+    x = Image.open(path).convert("RGB")
+    tail = [t for t in compose.transforms if isinstance(t, _TAIL)]
+    finished = False
+    for name, kwargs in calls:
+        if "interpolation" in kwargs:
+            kwargs = dict(kwargs, interpolation=v2.InterpolationMode(kwargs["interpolation"]))
+        if name in ("resized_crop", "resize", "center_crop", "horizontal_flip", "vertical_flip") and \
+                isinstance(x, Image.Image):
+            x = {"resized_crop": F1.resized_crop, "resize": F1.resize, "center_crop": F1.center_crop,
+                 "horizontal_flip": F1.hflip, "vertical_flip": F1.vflip}[name](x, **kwargs)
+            continue
+        if isinstance(x, Image.Image):
+            x = F1.pil_to_tensor(x)  # where the Compose's ToImage stands
+        if name == "erase":
+            if not finished:
+                x, finished = _finish(x, tail), True
+            x = v2.functional.erase(x, kwargs["i"], kwargs["j"], kwargs["h"], kwargs["w"],
+                                    torch.tensor(kwargs["v"], dtype=x.dtype)[:, None, None])
+        else:
+            x = getattr(v2.functional, name)(x, **kwargs)
+    return x if finished else _finish(x, tail)
+
+
+def _finish(x, tail):
+    for t in tail:
+        if not isinstance(x, Image.Image) and isinstance(t, v1.PILToTensor):
+            continue  # already a tensor
+        x = t(x)
+    return x
+
+
+@pytest.fixture(scope="module", params=["bundled", "corpus"])
+def photos(request):
+    folder = ROOT / "examples" / "data" / "samples" if request.param == "bundled" else DATA / "imagefolder"
+    if not folder.is_dir():
+        pytest.skip(f"real test images not found at {folder}")
+    return folder
+
+
+@pytest.mark.filterwarnings("ignore:The transform `ToTensor\\(\\)` is deprecated")
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+@pytest.mark.parametrize("seed", [0, 77])
+def test_a_pil_pipeline_equals_torchvision_on_the_parameters_conveyor_drew(photos, name, seed):
+    compose = PIPELINES[name]()
+    transform = conveyor.ImageAugment.from_transforms(compose, image_backend="pil")
+    assert transform.resampling.startswith("pil_")
+    dataset = conveyor.ImageFolder(str(photos))
+    files = [pathlib.Path(dataset.name(i)) for i in range(len(dataset))]
+    loader = conveyor.Loader(dataset, batch_size=len(files), seed=seed, workers=2, transform=transform)
+    for epoch in range(2):
+        (images, _), = list(loader)
+        for index, path in enumerate(files):
+            width, height = Image.open(path).size
+            calls = transform.drawn_calls(seed=seed, epoch=epoch, index=index, width=width, height=height)
+            expected = _replay(path, calls, compose)
+            assert images[index].dtype == expected.dtype, path.name
+            assert torch.equal(images[index], expected), (
+                f"{path.name} epoch {epoch}: {calls}; {(images[index].double() - expected.double()).abs().max()} off")
+
+
+def test_a_v1_pipeline_is_read_as_pil_and_v2_as_tensors_unless_told():
+    assert conveyor.ImageAugment.from_transforms(PIPELINES["eval"]()).resampling == "pil_bilinear"
+    compose = v2.Compose([v2.Resize(256, interpolation=v2.InterpolationMode.BICUBIC), v2.CenterCrop(224)])
+    assert conveyor.ImageAugment.from_transforms(compose).resampling == "bicubic"
+    assert conveyor.ImageAugment.from_transforms(compose, image_backend="pil").resampling == "pil_bicubic"
+
+
+def test_what_pil_images_cannot_run_yet_is_refused_by_name_and_place():
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(ColorJitter\) is from torchvision.transforms "
+                                                   r"\(v1\).*Pillow's arithmetic.*v2.ColorJitter after ToImage"):
+        conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.ColorJitter(0.4)]))
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(ColorJitter\) on a PIL image runs Pillow's"):
+        conveyor.ImageAugment.from_transforms(v2.Compose([v2.RandomResizedCrop(224), v2.ColorJitter(0.4)]),
+                                              image_backend="pil")
+    with pytest.raises(conveyor.ConfigError, match=r"NEAREST_EXACT|nearest-exact"):
+        conveyor.ImageAugment.from_transforms(
+            v2.Compose([v2.Resize(64, interpolation=v2.InterpolationMode.NEAREST_EXACT), v2.CenterCrop(64)]),
+            image_backend="pil")
