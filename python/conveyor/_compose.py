@@ -25,7 +25,7 @@ def _inside(where: str, k: int) -> str:
 
 # torchvision v1's transforms conveyor runs: the geometry, flips, the conversions and the erasing
 # (which v1 and v2 define alike); v1's pixel transforms run Pillow's ImageEnhance and ImageOps.
-_V1 = {"Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
+_V1 = {"Compose", "Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
        "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
 
 
@@ -62,6 +62,9 @@ def _ours(t: Any, where: str) -> Any:
                                     f"(docs/transforms.md and the README's 'Your own torchvision pipeline' "
                                     f"list what it runs)")
     args = {f.name: getattr(t, f.name) for f in dataclasses.fields(ours)}
+    if name == "RandomCrop" and not _is_v1(t) and args["padding"] is not None:
+        left, right, top, bottom = args["padding"]  # how v2 keeps it; F.pad's order is (l, t, r, b)
+        args["padding"] = [left, top, right, bottom]
     if name == "RandomErasing" and args["value"] is None:
         args["value"] = "random"  # how v2 keeps it
     if "transforms" in args:
@@ -208,20 +211,27 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
                                             "supported")
             a.resize, a.max_size, resize_at = _size(where, "Resize", t.size, crop=False), t.max_size, where
             continue
-        if resize_at and isinstance(a.resize, tuple) and not isinstance(t, T.CenterCrop):
+        if resize_at and isinstance(a.resize, tuple) and not isinstance(t, (T.CenterCrop, T.RandomCrop)):
             # Resize((height, width)) gives every sample one size: the output is the whole resized image
             a.crop, a.size, state, resize_at = "center", a.resize, "uint8", None
-        if resize_at and not isinstance(t, T.CenterCrop):
+        if resize_at and not isinstance(t, (T.CenterCrop, T.RandomCrop)):
             raise _conveyor.ConfigError(f"{where} ({name}) after Resize ({resize_at}): conveyor needs a CenterCrop "
-                                        "right after a Resize of the shorter side (Resize(n)), so that every sample "
-                                        "has one size")
-        if isinstance(t, (T.CenterCrop, T.RandomResizedCrop)):
+                                        "or a RandomCrop right after a Resize of the shorter side (Resize(n)), so "
+                                        "that every sample has one size")
+        if isinstance(t, (T.CenterCrop, T.RandomResizedCrop, T.RandomCrop)):
             if state != "decoded":
                 raise _conveyor.ConfigError(f"{where} ({name}): conveyor crops once, first")
             a.size = _size(where, name, t.size)
             if isinstance(t, T.RandomResizedCrop):
                 a.resampling = _resampling(where, t, pil)
                 a.crop, a.scale, a.ratio = "random_resized", tuple(t.scale), tuple(t.ratio)
+            elif isinstance(t, T.RandomCrop):
+                fill = t.fill if isinstance(t.fill, (list, tuple)) else [t.fill]
+                if t.padding_mode != "constant" or any(v != 0 for v in fill):
+                    raise _conveyor.ConfigError(
+                        f"{where} (RandomCrop): conveyor pads with zeros only (fill=0, padding_mode='constant'), got "
+                        f"fill={t.fill!r}, padding_mode={t.padding_mode!r}")
+                a.crop, a.padding, a.pad_if_needed = "random", 0 if t.padding is None else t.padding, t.pad_if_needed
             else:
                 a.crop = "center"
             state, resize_at = "uint8", None
@@ -229,7 +239,8 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
         if state == "decoded":
             raise _conveyor.ConfigError(
                 f"{where} ({name}) comes before any crop: a batch needs one size, so conveyor's pipelines start "
-                "with RandomResizedCrop(size), CenterCrop(size), Resize((height, width)), or Resize(n) and CenterCrop(size)")
+                "with RandomResizedCrop(size), CenterCrop(size), RandomCrop(size), Resize((height, width)), or "
+                "Resize(n) and CenterCrop(size) or RandomCrop(size)")
         if isinstance(t, T.RandomHorizontalFlip) and not pixels and a.flip == 0.0:
             a.flip = float(t.p)  # the crop's own flip: no program, today's fused path
         elif _only_erases(t):
@@ -284,12 +295,13 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
     if a.divide_by_255 and a.normalize is None:
         a.normalize = ((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))  # ToTensor alone: x / 255, then exactly itself
     if resize_at:
-        raise _conveyor.ConfigError(f"the Resize at {resize_at} needs a CenterCrop after it, or a size (height, "
-                                    "width): a batch needs one size")
+        raise _conveyor.ConfigError(f"the Resize at {resize_at} needs a CenterCrop or a RandomCrop after it, or a size "
+                                    "(height, width): a batch needs one size")
     if not a.crop:
         raise _conveyor.ConfigError(
             "the pipeline has no crop: a batch needs one size, so conveyor's pipelines start with "
-            "RandomResizedCrop(size), CenterCrop(size), Resize((height, width)), or Resize(n) and CenterCrop(size)")
+            "RandomResizedCrop(size), CenterCrop(size), RandomCrop(size), Resize((height, width)), or "
+                "Resize(n) and CenterCrop(size) or RandomCrop(size)")
     a.transforms = pixels
     try:  # what only the whole pipeline decides (a blur larger than the crop), named by its place
         a._native()

@@ -69,6 +69,20 @@ def _size(name: str, value: Any) -> List[int]:
     return sizes
 
 
+def _padding(value: Any) -> List[int]:
+    """torchvision's padding (an int, (left/right, top/bottom) or (left, top, right, bottom)) as
+    [left, top, right, bottom]."""
+    values = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    try:
+        pads = [_args.integer("ImageAugment", "padding", v, 0) for v in values]
+    except TypeError:
+        raise TypeError(f"ImageAugment: padding must be an int or a sequence of 1, 2 or 4 ints, got {value!r}") from None
+    if len(pads) not in (1, 2, 4):
+        raise _conveyor.ConfigError(f"ImageAugment: padding must be an int or a sequence of 1, 2 or 4 ints, got "
+                                    f"{value!r}")
+    return pads * 4 if len(pads) == 1 else pads * 2 if len(pads) == 2 else pads
+
+
 @dataclasses.dataclass
 class ImageAugment:
     """Decode, crop, resize, flip, normalise and convert each image, with torchvision's semantics.
@@ -81,8 +95,10 @@ class ImageAugment:
 
     The fields, whose defaults are those of a bare `ImageAugment()` (a random-resized crop to 224,
     no flip, no normalisation, f32):
-    crop: "random_resized" (RandomResizedCrop(size, scale, ratio)) or "center" (CenterCrop(size),
-    after Resize(resize, max_size) when resize is set); sizes as torchvision takes them, an int (a
+    crop: "random_resized" (RandomResizedCrop(size, scale, ratio)), "center" (CenterCrop(size)) or
+    "random" (RandomCrop(size, padding, pad_if_needed), with zeros for padding: padding an int,
+    (left/right, top/bottom) or (left, top, right, bottom)), the last two after
+    Resize(resize, max_size) when resize is set; sizes as torchvision takes them, an int (a
     square; for resize the shorter side) or (height, width). flip: the horizontal flip's probability. normalize:
     (mean, std) on pixels / 255, "imagenet", or None (floats are pixels / 255). dtype: "u8",
     "f32", "f16", "bf16" or a torch dtype. layout: "nchw" or "nhwc". exif_orientation: apply the
@@ -130,6 +146,8 @@ class ImageAugment:
     max_size: Optional[int] = None
     resampling: str = "bilinear"
     divide_by_255: bool = False
+    padding: Union[int, Sequence[int]] = 0
+    pad_if_needed: bool = False
 
     @classmethod
     def train(cls, size: int = 224, **fields: Any) -> "ImageAugment":
@@ -168,7 +186,8 @@ class ImageAugment:
                 "(train() and eval() normalise with ImageNet's mean and std unless told otherwise)")
         decode_scaling = None if self.decode_scaling is None else _args.flag(who, "decode_scaling", self.decode_scaling)
         return _conveyor.image_augment(
-            crop=_args.choice(who, "crop", self.crop, ("random_resized", "center")),
+            crop=_args.choice(who, "crop", self.crop, ("random_resized", "center", "random")),
+            padding=_padding(self.padding), pad_if_needed=_args.flag(who, "pad_if_needed", self.pad_if_needed),
             size=_size("size", self.size), scale=_pair("scale", self.scale),
             ratio=_pair("ratio", self.ratio), resize=None if self.resize is None else _size("resize", self.resize),
             max_size=_args.optional_integer(who, "max_size", self.max_size, 1),

@@ -67,8 +67,8 @@ class RandomResizedCrop:
 
 @dataclasses.dataclass
 class Resize:
-    """An int: the shorter side to `size` (the longer at most `max_size`), before a CenterCrop;
-    (height, width): exactly that size, alone or before a CenterCrop."""
+    """An int: the shorter side to `size` (the longer at most `max_size`), before a CenterCrop or a
+    RandomCrop; (height, width): exactly that size, alone or before either."""
 
     size: Union[None, int, Sequence[int]]
     interpolation: Any = "bilinear"
@@ -79,6 +79,20 @@ class Resize:
 @dataclasses.dataclass
 class CenterCrop:
     size: Union[int, Sequence[int]]
+
+
+@dataclasses.dataclass
+class RandomCrop:
+    """A `size` box at a random place of the image padded by `padding` (an int, (left/right,
+    top/bottom) or (left, top, right, bottom)) and, with `pad_if_needed`, on both sides by what it
+    still lacks of the crop; after a Resize or not. conveyor pads with zeros: fill=0,
+    padding_mode="constant"."""
+
+    size: Union[int, Sequence[int]]
+    padding: Union[None, int, Sequence[int]] = None
+    pad_if_needed: bool = False
+    fill: Any = 0
+    padding_mode: str = "constant"
 
 
 @dataclasses.dataclass
@@ -133,5 +147,5 @@ class DrawnCall(NamedTuple):
 
 __all__ = [
     "CenterCrop", "Compose", "CutMix", "DrawnCall", "MixUp", "Normalize", "PILToTensor", "PixelTransform",
-    "RandomResizedCrop", "Resize", "ToDtype", "ToImage", "ToPureTensor", "ToTensor",
+    "RandomCrop", "RandomResizedCrop", "Resize", "ToDtype", "ToImage", "ToPureTensor", "ToTensor",
 ] + _pixel_transform_names

@@ -9,6 +9,7 @@
 #include <conveyor/pipeline/raw_tensor.hpp>
 #include <conveyor/pipeline/views.hpp>
 
+#include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -52,15 +53,18 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
                         const std::string& dtype, const std::string& layout, bool exif_orientation, bool roi,
                         std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
                         const std::string& sixteen_bit, bool torchvision_rounding, bool divide_by_255,
-                        const std::string& resampling, const std::vector<PixelTransform>& transforms) {
+                        const std::string& resampling, std::array<int, 4> padding, bool pad_if_needed,
+                        const std::vector<PixelTransform>& transforms) {
   conveyor::ImageAugment a;
   const conveyor::Size out = size_of("size", size);
   if (crop == "random_resized")
     a.crop = conveyor::RandomResizedCrop{out, {scale.first, scale.second}, {ratio.first, ratio.second}};
   else if (crop == "center")
     a.crop = conveyor::CenterCrop{out};
+  else if (crop == "random")
+    a.crop = conveyor::RandomCrop{out, {padding[0], padding[1], padding[2], padding[3]}, pad_if_needed};
   else
-    throw conveyor::ConfigError("ImageAugment: crop must be 'random_resized' or 'center', got '" + crop + "'");
+    throw conveyor::ConfigError("ImageAugment: crop must be 'random_resized', 'center' or 'random', got '" + crop + "'");
   if (resize) a.resize = conveyor::Resize{size_of("resize", *resize), max_size};
   else if (max_size) throw conveyor::ConfigError("ImageAugment: max_size applies to a resize, and there is none");
   a.flip.p = flip;
@@ -123,7 +127,8 @@ void bind_transforms(nb::module_& m) {
   m.def("image_augment", &image_augment, "crop"_a, "size"_a, "scale"_a, "ratio"_a, "resize"_a, "max_size"_a,
         "flip"_a, "mean"_a, "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
         "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "divide_by_255"_a = false,
-        "resampling"_a = "bilinear", "transforms"_a = std::vector<PixelTransform>{});
+        "resampling"_a = "bilinear", "padding"_a = std::array<int, 4>{0, 0, 0, 0}, "pad_if_needed"_a = false,
+        "transforms"_a = std::vector<PixelTransform>{});
   m.def(
       "resampling_names",
       [] {

@@ -85,6 +85,13 @@ PIPELINES = {
         v2.RandomErasing(0.7)]),
     "bicubic eval": lambda: v2.Compose([
         v2.Resize(128, interpolation=v2.InterpolationMode.BICUBIC), v2.CenterCrop(112), v2.ToImage()]),
+    # RandomCrop with zero padding: CIFAR's recipe, and a crop larger than the resized image.
+    "cifar": lambda: v2.Compose([
+        v2.Resize((32, 32)), v2.RandomCrop(32, padding=4), v2.RandomHorizontalFlip(),
+        v2.ToDtype(torch.float32, scale=True), v2.Normalize((0.4914, 0.4822, 0.4465), (0.247, 0.243, 0.261))]),
+    "random crop, padded": lambda: v2.Compose([
+        v2.Resize(48), v2.RandomCrop((56, 40), padding=[1, 2], pad_if_needed=True), v2.RandomVerticalFlip(),
+        v2.TrivialAugmentWide(), v2.ToImage()]),
     # Containers: one choice or order per sample, replayed as the calls of what was picked, in order.
     "choice and order": lambda: v2.Compose([
         v2.RandomResizedCrop(112, scale=(0.2, 1.0)),

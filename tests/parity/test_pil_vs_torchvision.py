@@ -80,6 +80,10 @@ PIPELINES = {
         v1.RandomResizedCrop((96, 128), scale=(0.2, 1.0), interpolation=v1.InterpolationMode.LANCZOS),
         v1.RandomHorizontalFlip(), v1.PILToTensor(), v1.ConvertImageDtype(torch.float32), v1.Normalize(MEAN, STD),
         v1.RandomErasing(0.7, value=(0.5, -1.0, 2.0))]),
+    "cifar": lambda: v1.Compose([v1.Resize((32, 32)), v1.RandomCrop(32, padding=4), v1.RandomHorizontalFlip(),
+                                 v1.ToTensor(), v1.Normalize((0.4914, 0.4822, 0.4465), (0.247, 0.243, 0.261))]),
+    "random crop, padded": lambda: v1.Compose([v1.Resize(40), v1.RandomCrop((48, 36), padding=(1, 2, 3, 4),
+                                                                          pad_if_needed=True), v1.PILToTensor()]),
     **{f"{mode.value} crops": (lambda mode=mode: v1.Compose([
         v1.RandomResizedCrop(80, scale=(0.05, 1.0), interpolation=mode), v1.PILToTensor()]))
        for mode in MODES.values()},
@@ -105,10 +109,10 @@ def _replay(path, calls, compose):
     for name, kwargs in calls:
         if "interpolation" in kwargs:
             kwargs = dict(kwargs, interpolation=v2.InterpolationMode(kwargs["interpolation"]))
-        if name in ("resized_crop", "resize", "center_crop", "horizontal_flip", "vertical_flip") and \
-                isinstance(x, Image.Image):
-            x = {"resized_crop": F1.resized_crop, "resize": F1.resize, "center_crop": F1.center_crop,
-                 "horizontal_flip": F1.hflip, "vertical_flip": F1.vflip}[name](x, **kwargs)
+        pil_calls = {"resized_crop": F1.resized_crop, "resize": F1.resize, "center_crop": F1.center_crop,
+                     "pad": F1.pad, "crop": F1.crop, "horizontal_flip": F1.hflip, "vertical_flip": F1.vflip}
+        if name in pil_calls and isinstance(x, Image.Image):
+            x = pil_calls[name](x, **kwargs)
             continue
         if isinstance(x, Image.Image):
             x = F1.pil_to_tensor(x)  # where the Compose's ToImage stands

@@ -203,8 +203,8 @@ inline conveyor::PixelTransform random_transform(Choices& c, int depth) {
 
 }  // namespace detail
 
-/// An augmentation from `c`: the crop (RandomResizedCrop with any scale and ratio, or CenterCrop
-/// after a Resize or not, to a side or (height, width), with max_size or not), its size (1 to 48,
+/// An augmentation from `c`: the crop (RandomResizedCrop with any scale and ratio, or CenterCrop or
+/// RandomCrop with any padding after a Resize or not, to a side or (height, width), with max_size or not), its size (1 to 48,
 /// now and then up to 300; a square mostly), the flip, 0 to 4 pixel
 /// transforms, the output's dtype, layout and normalisation, the decode settings and the resampling
 /// filter. Not validated.
@@ -222,6 +222,11 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
     a.crop = crop;
   } else {
     a.crop = conveyor::CenterCrop{size};
+    if (c.eighths(2)) {  // RandomCrop: padded mostly a little, now and then by anything
+      conveyor::RandomCrop crop{.size = size, .pad_if_needed = c.coin()};
+      for (int& pad : crop.padding) pad = c.eighths(6) ? c.between(0, 8) : c.integer();
+      a.crop = crop;
+    }
     if (c.coin()) {
       const int n = c.eighths(7) ? c.between(1, 64) : c.integer();
       a.resize = conveyor::Resize{c.eighths(6) ? conveyor::Size{n} : conveyor::Size{n, c.between(1, 64)}};

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <variant>
 
 namespace conveyor {
 inline namespace v0 {
@@ -47,6 +48,19 @@ struct Resize {
 struct CenterCrop {
   Size size = 224;
 };
+
+/// torchvision.transforms.RandomCrop(size, padding, pad_if_needed) with zero fill (padding_mode
+/// "constant"): the image padded by `padding`, and on both sides by what it still lacks of the
+/// crop with `pad_if_needed`, then a `size` box at a uniformly drawn place (the CIFAR recipe's
+/// RandomCrop(32, padding=4)).
+struct RandomCrop {
+  Size size = 224;
+  std::array<int, 4> padding{0, 0, 0, 0};  ///< left, top, right, bottom (torchvision's F.pad order)
+  bool pad_if_needed = false;
+};
+
+/// The crop an ImageAugment starts with.
+using Crop = std::variant<RandomResizedCrop, CenterCrop, RandomCrop>;
 
 /// torchvision.transforms.RandomHorizontalFlip(p).
 struct HorizontalFlip {
@@ -109,6 +123,40 @@ struct CropBox {
     w = round_half_even(h * hi);
   }
   return {(height - h) / 2, (width - w) / 2, h, w};
+}
+
+/// RandomCrop's draw on a `width` x `height` image: the padding torchvision adds (left, top, right,
+/// bottom), the padded image's size and the box's top-left corner in it; `fits` is false (and
+/// nothing drawn) when the crop is larger than the padded image, which torchvision refuses.
+struct PaddedCrop {
+  std::array<long long, 4> padding{};
+  long long padded_width = 0, padded_height = 0;
+  long long top = 0, left = 0;
+  bool fits = true;
+};
+
+/// torchvision's RandomCrop.make_params (v2; v1 pads and draws alike), drawing from `rng`: the top
+/// then the left, each only where the padded image is larger than the crop.
+[[nodiscard]] inline PaddedCrop random_crop_box(const RandomCrop& op, int width, int height, CounterRng& rng) noexcept {
+  PaddedCrop c;
+  for (std::size_t k = 0; k < 4; ++k) c.padding[k] = op.padding[k];
+  c.padded_width = width + c.padding[0] + c.padding[2];
+  c.padded_height = height + c.padding[1] + c.padding[3];
+  if (op.pad_if_needed && c.padded_height < op.size.height) {
+    const long long diff = op.size.height - c.padded_height;
+    c.padding[1] += diff, c.padding[3] += diff, c.padded_height += 2 * diff;
+  }
+  if (op.pad_if_needed && c.padded_width < op.size.width) {
+    const long long diff = op.size.width - c.padded_width;
+    c.padding[0] += diff, c.padding[2] += diff, c.padded_width += 2 * diff;
+  }
+  c.fits = c.padded_height >= op.size.height && c.padded_width >= op.size.width;
+  if (!c.fits) return c;
+  if (c.padded_height > op.size.height)
+    c.top = static_cast<long long>(rng.below(static_cast<std::uint64_t>(c.padded_height - op.size.height + 1)));
+  if (c.padded_width > op.size.width)
+    c.left = static_cast<long long>(rng.below(static_cast<std::uint64_t>(c.padded_width - op.size.width + 1)));
+  return c;
 }
 
 /// torchvision's output size for Resize(size) with an int: {width, height}. The longer side is

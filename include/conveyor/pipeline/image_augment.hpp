@@ -53,9 +53,10 @@ inline namespace v0 {
 /// conveyor::ImageAugment eval{.crop = conveyor::CenterCrop{224}, .resize = conveyor::Resize{256}};
 /// ```
 struct ImageAugment {
-  /// Which crop: random-resized for training, centred for evaluation.
-  std::variant<RandomResizedCrop, CenterCrop> crop = RandomResizedCrop{};
-  /// Resize (shorter side) before a `CenterCrop`; not allowed with `RandomResizedCrop`.
+  /// Which crop: random-resized for training, centred for evaluation, or a random box of the
+  /// (padded) image (CIFAR's RandomCrop(32, padding=4)).
+  Crop crop = RandomResizedCrop{};
+  /// Resize before a `CenterCrop` or a `RandomCrop`; not allowed with `RandomResizedCrop`.
   std::optional<Resize> resize{};
   /// The resize's filter and arithmetic (`ops/filters.hpp`): torchvision's on uint8 tensors
   /// (bilinear, bicubic), or Pillow's (`pil_*`: torchvision v1's, on PIL images). The kernel runs
@@ -126,6 +127,11 @@ struct ImageAugment {
         throw ConfigError("ImageAugment: RandomResizedCrop ratio must satisfy 0 < lo <= hi, each positive and finite "
                           "in float32, got (" + std::to_string(rrc->ratio[0]) + ", " + std::to_string(rrc->ratio[1]) + ")");
     }
+    if (const auto* rc = std::get_if<RandomCrop>(&crop))
+      for (const int pad : rc->padding)
+        if (pad < 0 || pad > (1 << 20))
+          throw ConfigError("ImageAugment: RandomCrop padding must be in [0, 2^20] pixels a side, got " +
+                            std::to_string(pad));
     if (resize) {
       if (resize->size.height <= 0 || resize->size.width <= 0)
         throw ConfigError("ImageAugment: resize size must be > 0, got " + std::to_string(resize->size.height) +

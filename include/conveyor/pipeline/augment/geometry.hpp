@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// The geometry of a sample's plan: the crop box (RandomResizedCrop's draw, or Resize and
-/// CenterCrop), the output size and the horizontal flip, from the (oriented) image size alone; and
-/// the torchvision calls they stand for.
+/// The geometry of a sample's plan: the crop box (RandomResizedCrop's draw, or Resize and then
+/// CenterCrop or RandomCrop's draw), the output size and the horizontal flip, from the (oriented)
+/// image size alone; and the torchvision calls they stand for.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
@@ -12,6 +12,7 @@
 #include <conveyor/ops/plan.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,12 +25,13 @@ inline namespace v0 {
 namespace detail {
 
 /// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels: `crop`
-/// (after `resize`, for a `CenterCrop`) and `flip`, each drawn from the sample's own stream. The
-/// source view is left for the caller, who knows where the pixels are.
+/// (after `resize`, for a `CenterCrop` or a `RandomCrop`) and `flip`, each drawn from the sample's
+/// own stream. The source view is left for the caller, who knows where the pixels are.
 /// @throws ConfigError when the crop box is empty (a ratio too extreme for this image: torchvision
-/// cannot resize it either); DecodeError when `resize` makes an image of more than `max_pixels`
-/// (torchvision would make it whole; conveyor refuses it as it refuses a decompression bomb).
-[[nodiscard]] inline ops::SamplePlan plan_geometry(const std::variant<RandomResizedCrop, CenterCrop>& crop,
+/// cannot resize it either) or a RandomCrop larger than the padded image (torchvision refuses it);
+/// DecodeError when `resize` makes an image of more than `max_pixels` (torchvision would make it
+/// whole; conveyor refuses it as it refuses a decompression bomb).
+[[nodiscard]] inline ops::SamplePlan plan_geometry(const Crop& crop,
                                                    const std::optional<Resize>& resize, const HorizontalFlip& flip,
                                                    const SampleContext& ctx, int width, int height,
                                                    std::uint64_t max_pixels) {
@@ -59,8 +61,21 @@ namespace detail {
       rw = wh[0];
       rh = wh[1];
     }
-    p.x = {0.0, double(width) / rw, ops::center_crop_offset(rw, size.width), rw, 0, width};
-    p.y = {0.0, double(height) / rh, ops::center_crop_offset(rh, size.height), rh, 0, height};
+    int offset_x = ops::center_crop_offset(rw, size.width), offset_y = ops::center_crop_offset(rh, size.height);
+    if (const auto* rc = std::get_if<RandomCrop>(&crop)) {
+      // the box in the padded image, less the padding before it: where it starts in the image's
+      // own pixels (negative in the padding, which is zeros as CenterCrop's is)
+      CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
+      const ops::PaddedCrop c = ops::random_crop_box(*rc, rw, rh, rng);
+      if (!c.fits)
+        throw ConfigError("RandomCrop: required crop size (" + std::to_string(size.height) + ", " +
+                          std::to_string(size.width) + ") is larger than the padded input image size (" +
+                          std::to_string(c.padded_height) + ", " + std::to_string(c.padded_width) + ")");
+      offset_x = static_cast<int>(c.left - c.padding[0]);
+      offset_y = static_cast<int>(c.top - c.padding[1]);
+    }
+    p.x = {0.0, double(width) / rw, offset_x, rw, 0, width};
+    p.y = {0.0, double(height) / rh, offset_y, rh, 0, height};
   }
   if (flip.p > 0) {
     CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::flip);
@@ -70,8 +85,9 @@ namespace detail {
 }
 
 /// The torchvision functional calls `plan_geometry` stands for, for the same sample and image:
-/// `resized_crop` with the drawn box, or `resize` and `center_crop`; `horizontal_flip` when drawn.
-inline void describe_geometry(const std::variant<RandomResizedCrop, CenterCrop>& crop, const std::optional<Resize>& resize,
+/// `resized_crop` with the drawn box, or `resize` and `center_crop`, or `resize`, `pad` and `crop`
+/// (each where RandomCrop needs it); `horizontal_flip` when drawn.
+inline void describe_geometry(const Crop& crop, const std::optional<Resize>& resize,
                               const HorizontalFlip& flip, const SampleContext& ctx, int width, int height,
                               std::uint64_t max_pixels, std::vector<DrawnCall>& calls) {
   if (const auto* rrc = std::get_if<RandomResizedCrop>(&crop)) {
@@ -89,8 +105,21 @@ inline void describe_geometry(const std::variant<RandomResizedCrop, CenterCrop>&
       if (resize->max_size) call.args.push_back(DrawnArg::integer("max_size", *resize->max_size));
       calls.push_back(std::move(call));
     }
-    const Size size = std::get<CenterCrop>(crop).size;
-    calls.push_back({"center_crop", {DrawnArg::integers("output_size", {size.height, size.width})}});
+    if (const auto* rc = std::get_if<RandomCrop>(&crop)) {
+      const auto [rw, rh] = resize ? ops::resized_size(*resize, width, height) : std::array<int, 2>{width, height};
+      CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::crop);
+      const ops::PaddedCrop c = ops::random_crop_box(*rc, rw, rh, rng);
+      const auto& pad = c.padding;
+      if (pad[0] || pad[1] || pad[2] || pad[3])
+        calls.push_back({"pad", {DrawnArg::integers("padding", {pad[0], pad[1], pad[2], pad[3]})}});
+      if (c.padded_height > rc->size.height || c.padded_width > rc->size.width)
+        calls.push_back({"crop",
+                         {DrawnArg::integer("top", c.top), DrawnArg::integer("left", c.left),
+                          DrawnArg::integer("height", rc->size.height), DrawnArg::integer("width", rc->size.width)}});
+    } else {
+      const Size size = std::get<CenterCrop>(crop).size;
+      calls.push_back({"center_crop", {DrawnArg::integers("output_size", {size.height, size.width})}});
+    }
   }
   if (plan_geometry(crop, resize, flip, ctx, width, height, max_pixels).flip) calls.push_back({"horizontal_flip"});
 }
