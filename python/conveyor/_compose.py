@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Tuple
 
 from . import _conveyor
 from . import transforms as T
-from ._transforms import ImageAugment, dtype_name
+from ._transforms import ImageAugment, _padding, dtype_name
 
 # What conveyor's decode already gives: torchvision.io.decode_image's uint8 CHW tensor.
 _AS_DECODED = (T.ToImage, T.PILToTensor, T.ToPureTensor)
@@ -231,7 +231,8 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
                     raise _conveyor.ConfigError(
                         f"{where} (RandomCrop): conveyor pads with zeros only (fill=0, padding_mode='constant'), got "
                         f"fill={t.fill!r}, padding_mode={t.padding_mode!r}")
-                a.crop, a.padding, a.pad_if_needed = "random", 0 if t.padding is None else t.padding, t.pad_if_needed
+                a.crop, a.pad_if_needed = "random", t.pad_if_needed
+                a.padding = _padding(0 if t.padding is None else t.padding)  # [left, top, right, bottom]
             else:
                 a.crop = "center"
             state, resize_at = "uint8", None

@@ -51,6 +51,9 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
     (T.Compose([T.Resize((256, 300)), T.RandomHorizontalFlip(), T.CenterCrop(224)]),
      r"transform 2 \(CenterCrop\): conveyor crops once, first"),
     (T.Compose([T.Resize(None, max_size=300)]), r"transform 0 \(Resize\): size=None"),
+    (T.Compose([T.RandomCrop(32, padding=4, padding_mode="reflect")]),
+     r"^transform 0 \(RandomCrop\): conveyor pads with zeros only \(fill=0, padding_mode='constant'\)"),
+    (T.Compose([T.RandomCrop(32, padding=4, fill=(0, 9, 0))]), r"got fill=\(0, 9, 0\)"),
     (T.Compose([T.RandomResizedCrop(224, interpolation="nearest")]),
      r"bilinear and bicubic with antialias=True on tensors .*, got interpolation=nearest"),
     (T.Compose([T.Resize(64, interpolation="bicubic", antialias=False), T.CenterCrop(64)]),
@@ -235,6 +238,17 @@ class TestTorchvision:
         assert alone.dtype == "f32" and alone.normalize == ((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))  # x / 255 itself
         with pytest.raises(conveyor.ConfigError, match=r"transform 2 \(RandomInvert\) after ToDtype"):
             conveyor.ImageAugment.from_transforms(v2.Compose([v2.CenterCrop(8), v2.ToTensor(), v2.RandomInvert()]))
+
+    def test_random_crop_takes_torchvisions_padding_in_f_pad_order(self):
+        v2 = self.v2
+        import torchvision.transforms as v1
+        for padding in ([1, 2, 3, 4], 5, [6, 7]):
+            ours = conveyor.ImageAugment.from_transforms(T.Compose([T.RandomCrop(32, padding=padding)]))
+            for t in (v1.RandomCrop(32, padding=padding), v2.RandomCrop(32, padding=padding)):
+                a = conveyor.ImageAugment.from_transforms(v2.Compose([t]), image_backend="tensor")
+                assert (a.crop, a.size, a.padding, a.pad_if_needed) == ("random", 32, ours.padding, False)
+        assert conveyor.ImageAugment.from_transforms(v2.Compose([v2.RandomCrop(32, padding=[1, 2, 3, 4])])).padding \
+            == [1, 2, 3, 4]  # v2 keeps it as (left, right, top, bottom)
 
     def test_an_op_conveyor_lacks_and_v1_pixel_transforms_are_refused_by_name(self):
         v2 = self.v2

@@ -84,17 +84,29 @@ def test_timeouts_and_the_bounded_queue(samples):
     assert pre.stats()["deadline_exceeded"] == 1 and pre.stats()["overloaded"] == 1
 
 
-def test_torchvision_pil_path_agrees(samples):
+def _v1_eval_on_pil(samples):
+    """torchvision v1's evaluation Compose and its batch of the first four photos, as PIL images."""
     tv = pytest.importorskip("torchvision")
     from PIL import Image
     images = photos(samples)[:4]
     tf = tv.transforms.Compose([tv.transforms.Resize(256), tv.transforms.CenterCrop(224), tv.transforms.ToTensor(),
                                 tv.transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])
-    theirs = torch.stack([tf(Image.open(io.BytesIO(b)).convert("RGB")) for b in images])
-    # The same v1 Compose: Pillow's resize, ToTensor's division, bit for bit.
-    assert torch.equal(conveyor.Preprocessor(tf, max_images=4, lanes=1, workers=2)(images), theirs)
+    return images, tf, torch.stack([tf(Image.open(io.BytesIO(b)).convert("RGB")) for b in images])
+
+
+def test_torchvision_pil_path_agrees(samples):
     # The default, torchvision v2's on tensors: another resize, within a level of 8-bit rounding
     # (1/255/std, about 0.017) on average.
+    images, _, theirs = _v1_eval_on_pil(samples)
     ours = conveyor.Preprocessor(max_images=4, lanes=1, workers=2)(images)
     assert ours.shape == theirs.shape
     assert (ours - theirs).abs().mean().item() < 0.02
+
+
+def test_a_v1_compose_serves_pillows_bits(samples):
+    """The same v1 Compose given to the Preprocessor: Pillow 13's resize, ToTensor's division."""
+    PIL = pytest.importorskip("PIL")
+    if int(PIL.__version__.split(".")[0]) < 13:
+        pytest.skip(f"Pillow {PIL.__version__}: conveyor resizes as Pillow 13 (its pass order)")
+    images, tf, theirs = _v1_eval_on_pil(samples)
+    assert torch.equal(conveyor.Preprocessor(tf, max_images=4, lanes=1, workers=2)(images), theirs)
