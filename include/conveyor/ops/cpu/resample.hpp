@@ -163,8 +163,9 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
   // Columns first (Pillow, `vertical_first`): each output row's source columns are filtered
   // vertically into one packed row (in `rows`, from col_lo), then horizontally, without the SSE
   // pairs (made for torch's weights).
-  const auto [row_lo, row_hi] = columns_first ? std::array<std::int32_t, 2>{0, 0} : detail::tap_span(s.ty);
-  const auto [col_lo, col_hi] = columns_first ? detail::tap_span(s.tx) : std::array<std::int32_t, 2>{0, 0};
+  const std::array<std::int32_t, 2> rows = columns_first ? std::array<std::int32_t, 2>{0, 0} : detail::tap_span(s.ty);
+  const std::array<std::int32_t, 2> cols = columns_first ? detail::tap_span(s.tx) : std::array<std::int32_t, 2>{0, 0};
+  const std::int32_t row_lo = rows[0], row_hi = rows[1], col_lo = cols[0], col_hi = cols[1];
   s.rows.resize(static_cast<std::size_t>((row_hi - row_lo) * row_elems + (col_hi - col_lo) * 3));
 #if defined(__SSE2__)
   if (!columns_first) detail::pair_weights(plan, s.tx, s.wx, s.wx_at, s.wx_pairs, s.wx_pairs_at);
