@@ -9,7 +9,6 @@ torch 2.15 / torchvision 0.29 from PyPI beside the package:
 
     python -m pytest tests/parity/test_compose_vs_torchvision.py
 """
-import os
 import pathlib
 
 import pytest
@@ -26,7 +25,6 @@ from conveyor import transforms as T  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:The image decoding:DeprecationWarning")  # torchvision.io's, 0.29
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DATA = pathlib.Path(os.environ.get("CONVEYOR_TEST_DATA") or ROOT.parent / "shared" / "data")
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 # What recipes write, and every pixel transform conveyor runs, at probabilities that make most of
@@ -135,14 +133,6 @@ def _finish(x, tail):
     for t in tail:
         x = t(x)
     return x
-
-
-@pytest.fixture(scope="module", params=["bundled", "corpus"])
-def photos(request):
-    folder = ROOT / "examples" / "data" / "samples" if request.param == "bundled" else DATA / "imagefolder"
-    if not folder.is_dir():
-        pytest.skip(f"real test images not found at {folder}")
-    return folder
 
 
 @pytest.mark.parametrize("name", sorted(PIPELINES))

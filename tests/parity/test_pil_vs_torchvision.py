@@ -5,7 +5,6 @@ each sample (`ImageAugment.drawn_calls`), bit for bit. Pillow 13 and torchvision
 
     python -m pytest tests/parity/test_pil_vs_torchvision.py
 """
-import os
 import pathlib
 
 import numpy as np
@@ -25,7 +24,6 @@ import conveyor  # noqa: E402
 pytestmark = pytest.mark.skipif(int(PIL.__version__.split(".")[0]) < 13,
                                 reason="Pillow 13's pass order (vertical first when the height shrinks most)")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DATA = pathlib.Path(os.environ.get("CONVEYOR_TEST_DATA") or ROOT.parent / "shared" / "data")
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 PIL_FILTERS = [n for n in conveyor._conveyor.resampling_names() if n.startswith("pil_")]
 MODES = {"pil_" + m.value: m for m in v1.InterpolationMode if "pil_" + m.value in PIL_FILTERS}
@@ -132,14 +130,6 @@ def _finish(x, tail):
             continue  # already a tensor
         x = t(x)
     return x
-
-
-@pytest.fixture(scope="module", params=["bundled", "corpus"])
-def photos(request):
-    folder = ROOT / "examples" / "data" / "samples" if request.param == "bundled" else DATA / "imagefolder"
-    if not folder.is_dir():
-        pytest.skip(f"real test images not found at {folder}")
-    return folder
 
 
 @pytest.mark.filterwarnings("ignore:The transform `ToTensor\\(\\)` is deprecated")
