@@ -34,6 +34,11 @@ def _is_v1(t: Any) -> bool:
     return module.startswith("torchvision.transforms") and not module.startswith("torchvision.transforms.v2")
 
 
+# timm's conversions (timm.data.transforms), which its evaluation transforms end with: on a PIL
+# image, torchvision's to_tensor and pil_to_tensor.
+_TIMM = {"MaybeToTensor": T.ToTensor, "MaybePILToTensor": T.PILToTensor}
+
+
 def _ours(t: Any, where: str) -> Any:
     """`t` as one of conveyor.transforms' dataclasses: itself, or a torchvision transform's
     arguments read from the attributes it keeps them in (the same names in v1 and v2)."""
@@ -46,6 +51,13 @@ def _ours(t: Any, where: str) -> Any:
             "Pillow's arithmetic (ImageEnhance, ImageOps), which conveyor does not run yet: use "
             f"torchvision.transforms.v2.{name} after ToImage(), on uint8 tensors (docs/transforms.md lists what "
             "runs where)")
+    if module.startswith("timm."):
+        if name in _TIMM:
+            return _TIMM[name]()
+        raise _conveyor.ConfigError(
+            f"{where} ({name}) is timm's ({module}), which conveyor does not run yet: timm's evaluation "
+            "transforms run (torchvision v1's Resize, CenterCrop, Normalize and timm's MaybeToTensor); for "
+            "training, torchvision's RandomResizedCrop and v2's policies after ToImage")
     ours = getattr(T, name, None) if module.startswith("torchvision.transforms") else None
     if name == "ConvertImageDtype" and _is_v1(t):
         # v1's convert_image_dtype divides uint8 by 255 (v2's multiplies by 1/255): ToTensor's float32

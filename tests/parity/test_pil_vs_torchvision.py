@@ -171,3 +171,30 @@ def test_what_pil_images_cannot_run_yet_is_refused_by_name_and_place():
         conveyor.ImageAugment.from_transforms(
             v2.Compose([v2.Resize(64, interpolation=v2.InterpolationMode.NEAREST_EXACT), v2.CenterCrop(64)]),
             image_backend="pil")
+
+
+TIMM_EVAL = {
+    "default": dict(input_size=224),
+    "bicubic, crop_pct 0.875": dict(input_size=(3, 224, 224), interpolation="bicubic", crop_pct=0.875),
+    "lanczos, crop_pct 1.0, 160": dict(input_size=(3, 160, 160), interpolation="lanczos", crop_pct=1.0,
+                                       mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TIMM_EVAL))
+def test_timms_evaluation_transform_equals_timm(photos, name):
+    """timm.data.create_transform(..., is_training=False), given to the Loader unchanged (torchvision
+    v1's Resize and CenterCrop, timm's MaybeToTensor, Normalize): timm's own output on PIL images."""
+    timm_data = pytest.importorskip("timm.data")
+    transform = timm_data.create_transform(**TIMM_EVAL[name], is_training=False)
+    dataset = conveyor.ImageFolder(str(photos))
+    (images, _), = list(conveyor.Loader(dataset, batch_size=len(dataset), workers=2, transform=transform))
+    for index in range(len(dataset)):
+        expected = transform(Image.open(dataset.name(index)).convert("RGB"))
+        assert torch.equal(images[index], expected), dataset.name(index)
+
+
+def test_timms_training_transforms_are_refused_naming_timm():
+    timm_data = pytest.importorskip("timm.data")
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 0 \(RandomResizedCropAndInterpolation\) is timm's"):
+        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(224, is_training=True))
