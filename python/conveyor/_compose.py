@@ -68,8 +68,15 @@ def _ours(t: Any, where: str) -> Any:
     if name == "ConvertImageDtype" and ours is None and module.startswith("torchvision.transforms"):
         return T.ToDtype(dtype=t.dtype, scale=True)
     if not (isinstance(ours, type) and dataclasses.is_dataclass(ours)):
-        reason = ("conveyor's workers run C++ without Python, so a Python function cannot run in them"
-                  if name == "Lambda" else "conveyor has no such transform")
+        if module.startswith("transformers."):
+            reason = ("it is a Hugging Face image processor (transformers), which conveyor does not run yet: "
+                      "write its resize, crop and normalisation as a torchvision Compose")
+        elif name == "Lambda" or module == "builtins":
+            reason = "conveyor's workers run C++ without Python, so a Python function cannot run in them"
+        elif not module.startswith("torchvision.transforms"):
+            reason = f"it is from {module}, not torchvision, and conveyor runs torchvision's transforms"
+        else:
+            reason = "conveyor has no such transform"
         raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor: {reason} "
                                     f"(docs/transforms.md and the README's 'Your own torchvision pipeline' "
                                     f"list what it runs)")

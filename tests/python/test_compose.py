@@ -239,6 +239,20 @@ class TestTorchvision:
         with pytest.raises(conveyor.ConfigError, match=r"transform 2 \(RandomInvert\) after ToDtype"):
             conveyor.ImageAugment.from_transforms(v2.Compose([v2.CenterCrop(8), v2.ToTensor(), v2.RandomInvert()]))
 
+    def test_other_libraries_transforms_are_refused_naming_their_library(self):
+        processor = type("ViTImageProcessor", (), {"__call__": lambda self, x: x,
+                                                   "__module__": "transformers.models.vit.image_processing_vit"})
+        with pytest.raises(conveyor.ConfigError, match=r"^the pipeline \(ViTImageProcessor\) cannot run in conveyor: "
+                                                       r"it is a Hugging Face image processor \(transformers\)"):
+            conveyor.ImageAugment.from_transforms(processor())
+        flip = type("HorizontalFlip", (), {"__call__": lambda self, x: x, "__module__": "albumentations.augmentations"})
+        with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(HorizontalFlip\) cannot run in conveyor: it is "
+                                                       r"from albumentations.augmentations, not torchvision"):
+            conveyor.ImageAugment.from_transforms(self.v2.Compose([self.v2.CenterCrop(8), flip()]))
+        with pytest.raises(conveyor.ConfigError, match=r"^the pipeline \(function\) cannot run in conveyor: conveyor's "
+                                                       r"workers run C\+\+ without Python"):
+            conveyor.ImageAugment.from_transforms(lambda x: x)
+
     def test_random_crop_takes_torchvisions_padding_in_f_pad_order(self):
         v2 = self.v2
         import torchvision.transforms as v1
