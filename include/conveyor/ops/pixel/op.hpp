@@ -71,8 +71,9 @@ struct ImageStats {
   std::int64_t pixels = 0;
 };
 
-/// torchvision's `clamp_(0, 255)`.
-[[nodiscard]] CONVEYOR_HD inline float clamp_255(float v) noexcept { return v < 0.0f ? 0.0f : (v > 255.0f ? 255.0f : v); }
+/// torchvision's `clamp_(0, 255)`, and NaN (an affine map whose float32 theta overflowed) to 0, as
+/// torch's `.to(torch.uint8)` of it gives on x86: never a NaN into an int conversion.
+[[nodiscard]] CONVEYOR_HD inline float clamp_255(float v) noexcept { return v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f; }
 
 /// torchvision's `.to(torch.uint8)` of a value already in [0, 255]: truncation.
 [[nodiscard]] CONVEYOR_HD inline std::uint8_t truncate_u8(float v) noexcept {
