@@ -175,7 +175,10 @@ def _size(where: str, name: str, size: Any, crop: bool = True) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
-_PIL_FILTERS = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos")
+# The interpolations ImageAugment resizes with, as torchvision names them: Pillow's filters on PIL
+# images, torch's on tensors (C++'s ops::Resampling, "pil_" marking Pillow's).
+_PIL_FILTERS = tuple(n[len("pil_"):] for n in _conveyor.resampling_names() if n.startswith("pil_"))
+_TENSOR_FILTERS = tuple(n for n in _conveyor.resampling_names() if not n.startswith("pil_"))
 
 
 def _resampling(where: str, t: Any, pil: bool) -> str:
@@ -184,10 +187,11 @@ def _resampling(where: str, t: Any, pil: bool) -> str:
     mode = str(getattr(t.interpolation, "value", t.interpolation)).lower()
     if pil and mode in _PIL_FILTERS:
         return "pil_" + mode
-    if not pil and mode in ("bilinear", "bicubic") and t.antialias is not False:
+    if not pil and mode in _TENSOR_FILTERS and t.antialias is not False:
         return mode
     supported = (", ".join(_PIL_FILTERS) + " on PIL images" if pil else
-                 "bilinear and bicubic with antialias=True on tensors (on PIL images, Pillow's six filters)")
+                 " and ".join(_TENSOR_FILTERS) + " with antialias=True on tensors (on PIL images, Pillow's "
+                 f"{len(_PIL_FILTERS)} filters)")
     raise _conveyor.ConfigError(f"{where} ({type(t).__name__}): conveyor resizes with {supported}, got "
                                 f"interpolation={mode}, antialias={t.antialias}")
 
