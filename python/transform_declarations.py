@@ -27,13 +27,13 @@ def stubs(schema) -> str:
         "    def _native(self) -> _conveyor.PixelTransform: ...",
         "",
     ]
-    for name, summary, fields in schema:
+    for name, summary, fields, _ in schema:
         lines += ["", "@dataclasses.dataclass", f"class {name}(_PixelTransform):", f'    """{summary}"""']
         if fields:
             lines.append("")
         for field, annotation, required, _ in fields:
             lines.append(f"    {field}: {annotation}" + ("" if required else " = ..."))
-    names = [name for name, _, _ in schema]
+    names = [name for name, _, _, _ in schema]
     lines += [
         "",
         "",
@@ -59,15 +59,17 @@ def docs(schema) -> str:
         "C++'s `ImageAugment::transforms`, after the crop, in the order given, on uint8 images",
         "(`RandomErasing` last, on the output). Each takes torchvision 0.29's arguments, in its order and with",
         "its defaults (`tests/parity/test_registry_vs_torchvision.py` holds them to torchvision's signatures),",
-        "and equals torchvision's output bit for bit.",
+        "and equals torchvision's output bit for bit. \"On PIL images\": it also runs where torchvision's",
+        "transforms see a PIL image (torchvision v1's `Compose`, or v2's before `ToImage`), as torchvision's PIL",
+        "functionals do, with Pillow's arithmetic (ImageEnhance, ImageOps, `convert`).",
         "",
-        "| transform | arguments | what it does |",
-        "|---|---|---|",
+        "| transform | arguments | what it does | on PIL images |",
+        "|---|---|---|---|",
     ]
-    for name, summary, fields in schema:
+    for name, summary, fields, on_pil in schema:
         arguments = ", ".join(f"`{field}`" if required else f"`{field}={default!r}`"
                               for field, _, required, default in fields)
-        lines.append(f"| `{name}` | {arguments or 'none'} | {summary.replace('|', '/')} |")
+        lines.append(f"| `{name}` | {arguments or 'none'} | {summary.replace('|', '/')} | {'yes' if on_pil else 'not yet'} |")
     return "\n".join(lines) + "\n"
 
 

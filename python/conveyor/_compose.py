@@ -24,9 +24,15 @@ def _inside(where: str, k: int) -> str:
 
 
 # torchvision v1's transforms conveyor runs: the geometry, flips, the conversions and the erasing
-# (which v1 and v2 define alike); v1's pixel transforms run Pillow's ImageEnhance and ImageOps.
+# (which v1 and v2 define alike), and the pixel transforms it runs on PIL images (Pillow's
+# ImageEnhance, ImageOps and convert, as v1's functionals call them on PIL images; on tensors v1 has
+# functionals of its own, which conveyor refuses). v1's GaussianBlur makes its kernel otherwise than
+# v2's, which conveyor's is, v1's RandomAffine its matrix (the same numbers, rounded in another
+# order) and v1's policies their magnitudes: those are v2's only.
 _V1 = {"Compose", "Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
        "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
+_V1_ON_PIL = {c.__name__ for c in T._PIXEL_TRANSFORMS if c._on_pil} - _V1 - {
+    "GaussianBlur", "RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment"}
 
 
 def _is_v1(t: Any) -> bool:
@@ -45,12 +51,11 @@ def _ours(t: Any, where: str) -> Any:
     if dataclasses.is_dataclass(t) and type(t).__module__ == T.__name__:
         return t
     module, name = type(t).__module__, type(t).__name__
-    if _is_v1(t) and name not in _V1:
+    if _is_v1(t) and name not in _V1 | _V1_ON_PIL:
         raise _conveyor.ConfigError(
-            f"{where} ({name}) is from torchvision.transforms (v1), whose {name} works on PIL images with "
-            "Pillow's arithmetic (ImageEnhance, ImageOps), which conveyor does not run yet: use "
-            f"torchvision.transforms.v2.{name} after ToImage(), on uint8 tensors (docs/transforms.md lists what "
-            "runs where)")
+            f"{where} ({name}) is torchvision v1's (torchvision.transforms), whose {name} conveyor does not run "
+            f"yet: use torchvision.transforms.v2.{name} after ToImage(), on uint8 tensors (docs/transforms.md "
+            "lists what runs where)")
     if module.startswith("timm."):
         if name in _TIMM:
             return _TIMM[name]()
@@ -89,9 +94,12 @@ def _ours(t: Any, where: str) -> Any:
     if "transforms" in args:
         args["transforms"] = [_ours(inner, _inside(where, k)) for k, inner in enumerate(args["transforms"])]
     try:
-        return ours(**args)
+        made = ours(**args)
     except (_conveyor.ConfigError, TypeError) as e:
         raise type(e)(f"{where} ({name}): {_without_name(str(e), name)}") from None
+    if _is_v1(t) and name in _V1_ON_PIL:
+        made._v1 = True  # to be refused on a tensor
+    return made
 
 
 def _without_name(message: str, name: str) -> str:
@@ -146,6 +154,11 @@ def _pixel_transforms_only(where: str, name: str, inner: List[Tuple[str, Any]]) 
             raise _conveyor.ConfigError(f"{where} ({name}): {type(s).__name__} cannot be inside it: conveyor "
                                         "applies only pixel transforms (colour, flips, blur, rotation, the policies) "
                                         "at random")
+
+
+def _from_v1(t: Any) -> bool:
+    """Whether `t` is, or holds, one of torchvision v1's pixel transforms."""
+    return getattr(t, "_v1", False) or any(_from_v1(s) for s in getattr(t, "transforms", ()))
 
 
 def _erases(t: Any) -> bool:
@@ -270,18 +283,19 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
         elif _only_erases(t):
             pixels.append(t)
             places.append(where)
+            a.pil_transforms += pil  # refused on a PIL image, by name
             state = "erased"
         elif isinstance(t, T._PIXEL_TRANSFORMS):
-            if pil and not isinstance(t, (T.RandomHorizontalFlip, T.RandomVerticalFlip)):
+            if _from_v1(t) and not pil:
                 raise _conveyor.ConfigError(
-                    f"{where} ({name}) on a PIL image runs Pillow's arithmetic (ImageEnhance, ImageOps), which "
-                    "conveyor does not run yet: put ToImage() (or PILToTensor()) before it to run it on uint8 "
-                    "tensors, as torchvision.transforms.v2 does")
+                    f"{where} ({name}) is torchvision v1's on a tensor, where v1 runs functionals of its own: "
+                    f"use torchvision.transforms.v2.{name} there, or put it before the conversion to a tensor")
             if state != "uint8":
                 raise _conveyor.ConfigError(f"{where} ({name}) after ToDtype: conveyor runs pixel transforms on "
                                             "uint8 images, as recipes place them; move it before ToDtype")
             pixels.append(t)
             places.append(where)
+            a.pil_transforms += pil  # they see a PIL image: torchvision's PIL functionals
         elif isinstance(t, T.ToTensor):
             if state != "uint8":
                 raise _conveyor.ConfigError(f"{where} (ToTensor): conveyor converts its uint8 images once")

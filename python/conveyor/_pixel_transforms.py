@@ -31,10 +31,12 @@ class _PixelTransform:
             self._native()
 
 
-def _make(name: str, summary: str, fields: Sequence[Tuple[str, str, bool, Any]]) -> type:
+def _make(name: str, summary: str, fields: Sequence[Tuple[str, str, bool, Any]], on_pil: bool) -> type:
     spec: List[Any] = [(field, annotation) if required else (field, annotation, dataclasses.field(default=default))
                        for field, annotation, required, default in fields]
-    cls = dataclasses.make_dataclass(name, spec, bases=(_PixelTransform,), namespace={"__doc__": summary})
+    # _on_pil: it runs on PIL images too, as torchvision's PIL functionals do (C++'s `validate_pil`)
+    cls = dataclasses.make_dataclass(name, spec, bases=(_PixelTransform,),
+                                     namespace={"__doc__": summary, "_on_pil": on_pil})
     cls.__module__ = "conveyor.transforms"  # where users find it (Python 3.12 sets the caller's module)
     return cls
 

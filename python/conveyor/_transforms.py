@@ -110,6 +110,9 @@ class ImageAugment:
     samples cannot keep), or "high_byte" (Pillow's convert("RGB"): torchvision's ImageFolder).
     transforms: pixel transforms (conveyor.transforms, torchvision v2's names and arguments) run
     after the crop and flip in order, each sample drawing its own; `drawn_calls` says what one drew.
+    pil_transforms: how many of them, from the first, see a PIL image (torchvision v1's, or v2's
+    before ToImage): they run as torchvision's PIL functionals do, with Pillow's arithmetic
+    (ImageEnhance, ImageOps, convert); a transform conveyor does not run on PIL images is refused.
 
     torchvision_rounding: normalise as torchvision v2's ToDtype(float32, scale=True) and Normalize
     round (a multiply, a subtract and a divide), bit for bit theirs; by default one fused
@@ -148,6 +151,7 @@ class ImageAugment:
     divide_by_255: bool = False
     padding: Union[int, Sequence[int]] = 0
     pad_if_needed: bool = False
+    pil_transforms: int = 0
 
     @classmethod
     def train(cls, size: int = 224, **fields: Any) -> "ImageAugment":
@@ -202,7 +206,8 @@ class ImageAugment:
             torchvision_rounding=_args.flag(who, "torchvision_rounding", self.torchvision_rounding),
             divide_by_255=_args.flag(who, "divide_by_255", self.divide_by_255),
             resampling=str(self.resampling),
-            transforms=native_list(who, self.transforms))
+            transforms=native_list(who, self.transforms),
+            pil_transforms=_args.integer(who, "pil_transforms", self.pil_transforms, 0, len(self.transforms)))
 
     def drawn_calls(self, seed: int, epoch: int, index: int, width: int, height: int) -> List[DrawnCall]:
         """What sample `index` of `epoch` draws under a loader's `seed` from an image of `width` x

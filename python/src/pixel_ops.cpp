@@ -1,7 +1,8 @@
 // _apply_pixel_program: one image through a program of pixel ops (ops/pixel/) on the CPU
 // executor, for the tests that compare conveyor with torchvision's functional ops. Internal: ops
 // are (name, kwargs) pairs named and spelt as torchvision.transforms.v2.functional's, so a test
-// calls both with the same arguments.
+// calls both with the same arguments; with pil=True, the ops torchvision's functionals run on PIL
+// images (Pillow's arithmetic).
 
 #include "bindings.hpp"
 
@@ -115,10 +116,31 @@ class Arguments {
   std::set<std::string> read_;
 };
 
-px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int height) {
+/// The op `name` on a PIL image (torchvision's PIL functionals), or nothing where it is the
+/// tensor's op (invert, posterize, equalize, gaussian_blur).
+std::optional<px::PixelOp> make_pil_op(const std::string& name, Arguments& a) {
+  if (name == "adjust_brightness") return px::pil::adjust_brightness(a.get<double>("brightness_factor"));
+  if (name == "adjust_contrast") return px::pil::adjust_contrast(a.get<double>("contrast_factor"));
+  if (name == "adjust_saturation") return px::pil::adjust_saturation(a.get<double>("saturation_factor"));
+  if (name == "adjust_hue") return px::pil::adjust_hue(a.get<double>("hue_factor"));
+  if (name == "adjust_sharpness") return px::pil::adjust_sharpness(a.get<double>("sharpness_factor"));
+  if (name == "autocontrast") return px::pil::autocontrast();
+  if (name == "solarize") return px::pil::solarize(a.get<double>("threshold"));
+  if (name == "rgb_to_grayscale") {
+    if (a.get<int>("num_output_channels", 3) != 3)
+      throw conveyor::ConfigError("rgb_to_grayscale: conveyor's images keep 3 channels (num_output_channels=3)");
+    return px::pil::rgb_to_grayscale();
+  }
+  if (name == "erase")
+    throw conveyor::ConfigError("_apply_pixel_program: no pixel op '" + name + "' on PIL images");
+  return std::nullopt;
+}
+
+px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int height, bool pil) {
   Arguments a(name, std::move(kwargs));
   px::PixelOp op;
-  if (name == "adjust_brightness") op = px::adjust_brightness(a.get<double>("brightness_factor"));
+  if (const auto on_pil = pil ? make_pil_op(name, a) : std::nullopt) op = *on_pil;
+  else if (name == "adjust_brightness") op = px::adjust_brightness(a.get<double>("brightness_factor"));
   else if (name == "adjust_contrast") op = px::adjust_contrast(a.get<double>("contrast_factor"));
   else if (name == "adjust_saturation") op = px::adjust_saturation(a.get<double>("saturation_factor"));
   else if (name == "adjust_hue") op = px::adjust_hue(a.get<double>("hue_factor"));
@@ -146,7 +168,7 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
     p.interpolation = a.interpolation();
     p.fill = a.channels("fill");
     p.center = a.optional_pair("center");
-    op = px::affine(p, width, height);
+    op = pil ? px::pil::affine(p, width, height) : px::affine(p, width, height);
   } else if (name == "rotate") {
     px::RotateParams p;
     p.angle = a.get<double>("angle");
@@ -154,7 +176,7 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
     p.fill = a.channels("fill");
     if (a.get<bool>("expand", false)) throw conveyor::ConfigError("rotate: expand=True changes the size; not supported");
     p.center = a.optional_pair("center");
-    op = px::rotate(p, width, height);
+    op = pil ? px::pil::rotate(p, width, height) : px::rotate(p, width, height);
   } else if (name == "erase") {
     const int i = a.get<int>("i"), j = a.get<int>("j"), h = a.get<int>("h"), w = a.get<int>("w");
     if (a.has("key")) op = px::erase_random(i, j, h, w, a.get<std::uint64_t>("key"));
@@ -171,11 +193,11 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
 nb::bytes apply_pixel_program(nb::bytes image, int width, int height,
                               const std::vector<std::pair<std::string, nb::dict>>& ops, const std::string& dtype,
                               const std::string& layout, std::optional<std::vector<float>> mean,
-                              std::optional<std::vector<float>> std_dev) {
+                              std::optional<std::vector<float>> std_dev, bool pil) {
   if (width <= 0 || height <= 0 || image.size() != std::size_t(width) * std::size_t(height) * 3)
     throw conveyor::ConfigError("_apply_pixel_program: image must hold width x height x 3 bytes");
   px::PixelProgram program;
-  for (const auto& [name, kwargs] : ops) px::append(program, make_op(name, kwargs, width, height));
+  for (const auto& [name, kwargs] : ops) px::append(program, make_op(name, kwargs, width, height, pil));
   px::check(program, width, height);
   conveyor::ops::OutputParams params;
   params.dtype = conveyor::parse_dtype(dtype);
@@ -203,7 +225,9 @@ void bind_pixel_ops(nb::module_& m) {
   using namespace nb::literals;
   m.def("_apply_pixel_program", &apply_pixel_program, "image"_a, "width"_a, "height"_a, "ops"_a, "dtype"_a = "u8",
         "layout"_a = "nhwc", "mean"_a = nb::none(), "std"_a = nb::none(),
-        "Internal (tests): one HWC u8 image through pixel ops named as torchvision's functionals.");
+        "pil"_a = false,
+        "Internal (tests): one HWC u8 image through pixel ops named as torchvision's functionals (on a PIL image's "
+        "semantics with pil=True).");
 }
 
 }  // namespace conveyor_ext

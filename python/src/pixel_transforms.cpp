@@ -288,7 +288,7 @@ std::string required_annotation() {
   return Field<typename Type::value_type>::annotation;
 }
 
-/// `T`'s entry of the schema: (name, summary, [(field, annotation, required, default)]).
+/// `T`'s entry of the schema: (name, summary, [(field, annotation, required, default)], runs on PIL images).
 template <class T>
 nb::tuple schema_entry() {
   nb::list fields;
@@ -298,7 +298,7 @@ nb::tuple schema_entry() {
     const std::string annotation = f.required ? required_annotation<Type>() : std::string(Field<Type>::annotation);
     fields.append(nb::make_tuple(f.name, annotation, f.required, f.required ? nb::none() : Field<Type>::value(field)));
   });
-  return nb::make_tuple(T::name, T::summary, fields);
+  return nb::make_tuple(T::name, T::summary, fields, conveyor::runs_on_pil<T>);
 }
 
 template <class... Ts>

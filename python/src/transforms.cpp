@@ -54,7 +54,7 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
                         std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
                         const std::string& sixteen_bit, bool torchvision_rounding, bool divide_by_255,
                         const std::string& resampling, std::array<int, 4> padding, bool pad_if_needed,
-                        const std::vector<PixelTransform>& transforms) {
+                        const std::vector<PixelTransform>& transforms, std::size_t pil_transforms) {
   conveyor::ImageAugment a;
   const conveyor::Size out = size_of("size", size);
   if (crop == "random_resized")
@@ -89,6 +89,7 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
   a.decode.max_image_pixels = max_image_pixels;
   a.decode.sixteen_bit = conveyor::parse_sixteen_bit(sixteen_bit);
   for (const PixelTransform& t : transforms) a.transforms.push_back(t.held);
+  a.pil_transforms = pil_transforms;
   a.validate();
   Transform t = make_transform(conveyor::AnyTransform(a));
   t.augment = std::move(a);
@@ -128,7 +129,7 @@ void bind_transforms(nb::module_& m) {
         "flip"_a, "mean"_a, "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
         "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "divide_by_255"_a = false,
         "resampling"_a = "bilinear", "padding"_a = std::array<int, 4>{0, 0, 0, 0}, "pad_if_needed"_a = false,
-        "transforms"_a = std::vector<PixelTransform>{});
+        "transforms"_a = std::vector<PixelTransform>{}, "pil_transforms"_a = std::size_t{0});
   m.def(
       "resampling_names",
       [] {

@@ -360,7 +360,11 @@ TEST_CASE("the registry dispatches each code to its op and no other", "[ops][pix
       {px::posterize(4), "posterize"},                 {px::solarize(9), "solarize"},
       {px::autocontrast(), "autocontrast"},            {px::equalize(), "equalize"},
       {px::adjust_sharpness(1), "adjust_sharpness"},   {px::gaussian_blur(3, 3, 1, 1), "gaussian_blur"},
-      {px::affine({}, 4, 4), "affine"},                {px::erase(0, 0, 1, 1, {0, 0, 0}), "erase"}};
+      {px::affine({}, 4, 4), "affine"},                {px::erase(0, 0, 1, 1, {0, 0, 0}), "erase"},
+      {px::pil::adjust_brightness(1), "adjust_brightness"}, {px::pil::adjust_contrast(1), "adjust_contrast"},
+      {px::pil::adjust_saturation(1), "adjust_saturation"}, {px::pil::adjust_hue(0), "adjust_hue"},
+      {px::pil::adjust_sharpness(1), "adjust_sharpness"},   {px::pil::rgb_to_grayscale(), "rgb_to_grayscale"},
+      {px::pil::autocontrast(), "autocontrast"}};
   for (const auto& [op, name] : made) {
     INFO(name);
     CHECK(std::string(px::op_name(op.code)) == name);
@@ -412,4 +416,4 @@ TEST_CASE("check names the first record that cannot run on the image, and why", 
 
 static_assert(std::is_trivially_copyable_v<px::PixelOp> && std::is_trivially_copyable_v<px::PixelProgram>,
               "records are plain data: copied to the device as bytes");
-static_assert(sizeof(px::PixelOp) == 68);
+static_assert(sizeof(px::PixelOp) == 120);

@@ -5,6 +5,7 @@ each sample (`ImageAugment.drawn_calls`), bit for bit. Pillow 13 and torchvision
 
     python -m pytest tests/parity/test_pil_vs_torchvision.py
 """
+import dataclasses
 import pathlib
 
 import numpy as np
@@ -92,25 +93,51 @@ PIPELINES = {
         v2.RandomErasing(0.5)]),
     "v2 ToTensor on PIL images": lambda: v2.Compose([v2.Resize(160), v2.CenterCrop(144), v2.ToTensor(),
                                                      v2.Normalize(MEAN, STD)]),
+    # Pixel transforms on PIL images: Pillow's ImageEnhance, ImageOps and convert("L").
+    "v1 colour": lambda: v1.Compose([v1.RandomResizedCrop(112), v1.RandomHorizontalFlip(),
+                                     v1.ColorJitter(0.4, 0.4, 0.4, 0.1), v1.RandomGrayscale(0.2), v1.ToTensor(),
+                                     v1.Normalize(MEAN, STD)]),
+    "v1 every PIL op": lambda: v1.Compose([
+        v1.Resize(100), v1.CenterCrop((90, 80)), v1.RandomApply([v1.ColorJitter(0.8, 0.8, 0.8, 0.2)], p=0.8),
+        v1.RandomInvert(0.3), v1.RandomPosterize(3, 0.3), v1.RandomSolarize(127.5, 0.3),
+        v1.RandomAdjustSharpness(2.0, 0.5), v1.RandomAutocontrast(0.4), v1.RandomEqualize(0.3),
+        v1.RandomChoice([v1.Grayscale(3), v1.ColorJitter(hue=(-0.5, 0.5))]),
+        v1.RandomOrder([v1.RandomAdjustSharpness(0.0), v1.ColorJitter(contrast=(0.0, 3.0))]), v1.PILToTensor()]),
+    "v1 rotations": lambda: v1.Compose([
+        v1.RandomResizedCrop(96), v1.RandomRotation(25), v1.ColorJitter(0.2),
+        v1.RandomRotation((-200, 200), interpolation=v1.InterpolationMode.BILINEAR, fill=(10, 20, 30.5)),
+        v1.RandomRotation(90, center=(3, 60)), v1.ToTensor()]),
+    "v2 policies and affine maps on PIL images": lambda: v2.Compose([
+        v2.RandomResizedCrop(112), v2.TrivialAugmentWide(), v2.RandAugment(), v2.AutoAugment(),
+        v2.RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5), v2.ToImage(),
+        v2.ToDtype(torch.float32, scale=True)]),
+    "v2 colour on PIL images, then tensors": lambda: v2.Compose([
+        v2.RandomResizedCrop(128), v2.ColorJitter(0.4, 0.4, 0.4, 0.1), v2.RandomGrayscale(0.2),
+        v2.GaussianBlur(5, (0.1, 2.0)), v2.ToImage(), v2.RandomAutocontrast(0.5), v2.ColorJitter(0.3, hue=0.2),
+        v2.ToDtype(torch.float32, scale=True)]),
 }
 _TAIL = (v1.ToTensor, v1.PILToTensor, v1.ConvertImageDtype, v1.Normalize,
          v2.ToTensor, v2.ToImage, v2.ToDtype, v2.Normalize)
 
 
-def _replay(path, calls, compose):
-    """torchvision's functionals on the PIL image with conveyor's drawn parameters (the geometry and
-    flips on the PIL image, other calls on the uint8 tensor after ToImage), then the Compose's own
-    conversions and Normalize (before an erase, which recipes place after them)."""
+def _replay(path, calls, compose, on_pil):
+    """torchvision's functionals on the PIL image with conveyor's drawn parameters (the geometry,
+    flips and the first `on_pil` calls on the PIL image, the others on the uint8 tensor after
+    ToImage), then the Compose's own conversions and Normalize (before an erase, which recipes place
+    after them)."""
     x = Image.open(path).convert("RGB")
     tail = [t for t in compose.transforms if isinstance(t, _TAIL)]
     finished = False
-    for name, kwargs in calls:
+    for k, (name, kwargs) in enumerate(calls):
         if "interpolation" in kwargs:
             kwargs = dict(kwargs, interpolation=v2.InterpolationMode(kwargs["interpolation"]))
         pil_calls = {"resized_crop": F1.resized_crop, "resize": F1.resize, "center_crop": F1.center_crop,
                      "pad": F1.pad, "crop": F1.crop, "horizontal_flip": F1.hflip, "vertical_flip": F1.vflip}
         if name in pil_calls and isinstance(x, Image.Image):
             x = pil_calls[name](x, **kwargs)
+            continue
+        if k < on_pil:  # torchvision v2's functionals take PIL images to its PIL kernels
+            x = getattr(v2.functional, name)(x, **kwargs)
             continue
         if isinstance(x, Image.Image):
             x = F1.pil_to_tensor(x)  # where the Compose's ToImage stands
@@ -142,12 +169,14 @@ def test_a_pil_pipeline_equals_torchvision_on_the_parameters_conveyor_drew(photo
     dataset = conveyor.ImageFolder(str(photos))
     files = [pathlib.Path(dataset.name(i)) for i in range(len(dataset))]
     loader = conveyor.Loader(dataset, batch_size=len(files), seed=seed, workers=2, transform=transform)
+    # the calls drawn on the PIL image: those of the transforms before the conversion to a tensor
+    on_pil = dataclasses.replace(transform, transforms=transform.transforms[:transform.pil_transforms])
     for epoch in range(2):
         (images, _), = list(loader)
         for index, path in enumerate(files):
             width, height = Image.open(path).size
             calls = transform.drawn_calls(seed=seed, epoch=epoch, index=index, width=width, height=height)
-            expected = _replay(path, calls, compose)
+            expected = _replay(path, calls, compose, len(on_pil.drawn_calls(seed, epoch, index, width, height)))
             assert images[index].dtype == expected.dtype, path.name
             assert torch.equal(images[index], expected), (
                 f"{path.name} epoch {epoch}: {calls}; {(images[index].double() - expected.double()).abs().max()} off")
@@ -161,12 +190,23 @@ def test_a_v1_pipeline_is_read_as_pil_and_v2_as_tensors_unless_told():
 
 
 def test_what_pil_images_cannot_run_yet_is_refused_by_name_and_place():
-    with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(ColorJitter\) is from torchvision.transforms "
-                                                   r"\(v1\).*Pillow's arithmetic.*v2.ColorJitter after ToImage"):
-        conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.ColorJitter(0.4)]))
-    with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(ColorJitter\) on a PIL image runs Pillow's"):
-        conveyor.ImageAugment.from_transforms(v2.Compose([v2.RandomResizedCrop(224), v2.ColorJitter(0.4)]),
-                                              image_backend="pil")
+    for name, transform in [("RandomAffine", v1.RandomAffine(10)), ("GaussianBlur", v1.GaussianBlur(3)),
+                            ("TrivialAugmentWide", v1.TrivialAugmentWide())]:
+        with pytest.raises(conveyor.ConfigError, match=rf"^transform 1 \({name}\) is torchvision v1's "
+                                                       rf"\(torchvision.transforms\).*v2.{name} after ToImage"):
+            conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), transform]))
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(RandomErasing\): RandomErasing on a PIL image "
+                                                   r"\(torchvision's PIL functional, Pillow's arithmetic\) is not "
+                                                   r"supported yet: convert the image before it"):
+        conveyor.ImageAugment.from_transforms(
+            v2.Compose([v2.RandomResizedCrop(224), v2.ColorJitter(0.4), v2.RandomErasing(), v2.ToImage()]),
+            image_backend="pil")
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(ColorJitter\) is torchvision v1's on a tensor"):
+        conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.PILToTensor(),
+                                                          v1.ColorJitter(0.4)]))
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(RandomPosterize\): bits must be in \[1, 8\] on a "
+                                                   r"PIL image"):
+        conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.RandomPosterize(0)]))
     with pytest.raises(conveyor.ConfigError, match=r"NEAREST_EXACT|nearest-exact"):
         conveyor.ImageAugment.from_transforms(
             v2.Compose([v2.Resize(64, interpolation=v2.InterpolationMode.NEAREST_EXACT), v2.CenterCrop(64)]),

@@ -33,7 +33,7 @@ def _plain(value):
     return value
 
 
-@pytest.mark.parametrize("name", [name for name, _, _ in _conveyor.pixel_transform_schema()])
+@pytest.mark.parametrize("name", [entry[0] for entry in _conveyor.pixel_transform_schema()])
 def test_a_registered_transform_takes_torchvision_arguments_in_order_with_its_defaults(name):
     theirs = inspect.signature(getattr(v2, name)).parameters
     ours = {f.name: f for f in dataclasses.fields(getattr(T, name))}
@@ -49,7 +49,7 @@ def test_a_registered_transform_takes_torchvision_arguments_in_order_with_its_de
 def test_every_torchvision_transform_conveyor_takes_is_registered_or_a_pipeline_step():
     steps = {"Compose", "RandomResizedCrop", "Resize", "CenterCrop", "RandomCrop", "ToImage", "PILToTensor", "ToPureTensor",
              "ToDtype", "ToTensor", "Normalize", "MixUp", "CutMix"}
-    registered = {name for name, _, _ in _conveyor.pixel_transform_schema()}
+    registered = {entry[0] for entry in _conveyor.pixel_transform_schema()}
     classes = {n for n in T.__all__ if isinstance(getattr(T, n), type) and dataclasses.is_dataclass(getattr(T, n))}
     assert classes == registered | steps
     assert all(hasattr(v2, n) for n in classes)

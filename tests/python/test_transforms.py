@@ -76,9 +76,9 @@ def test_every_registered_transform_has_its_class_and_stub_made_from_its_declara
     from conveyor import transforms as T
 
     schema = _conveyor.pixel_transform_schema()
-    assert [c.__name__ for c in T._PIXEL_TRANSFORMS] == [name for name, _, _ in schema]
-    declared = {name: [(field, required) for field, _, required, _ in fields] for name, _, fields in schema}
-    for name, summary, fields in schema:
+    assert [c.__name__ for c in T._PIXEL_TRANSFORMS] == [entry[0] for entry in schema]
+    declared = {name: [(field, required) for field, _, required, _ in fields] for name, _, fields, _ in schema}
+    for name, summary, fields, _ in schema:
         cls = getattr(T, name)
         assert cls.__doc__ == summary and cls.__module__ == "conveyor.transforms"
         made = [(f.name, f.default is dataclasses.MISSING) for f in dataclasses.fields(cls)]

@@ -88,7 +88,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
     }
   };
   const auto interpolation = [&] { return rng.below(2) ? px::Interpolation::bilinear : px::Interpolation::nearest; };
-  switch (rng.below(16)) {
+  switch (rng.below(25)) {
     case 0: return px::adjust_brightness(pick({0.0, 1.0, 2.0}, 0.0, 2.5));
     case 1: return px::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
     case 2: return px::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5));
@@ -121,6 +121,28 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
                          .interpolation = interpolation(), .fill = maybe_fill()},
                         width, height);
     case 14: return rng.below(2) ? px::vertical_flip() : px::horizontal_flip();
+    case 15: return px::pil::adjust_brightness(pick({0.0, 1.0, 2.0}, 0.0, 2.5));
+    case 16: return px::pil::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
+    case 17: return px::pil::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5));
+    case 18: return px::pil::adjust_hue(pick({-0.5, 0.0, 0.5}, -0.5, 0.5));
+    case 19: return px::pil::adjust_sharpness(pick({0.0, 1.0, 2.0}, 0.0, 3.0));
+    case 20: return rng.below(2) ? px::pil::rgb_to_grayscale() : px::pil::solarize(pick({0.0, 128.5, 255.0}, 0.0, 255.0));
+    case 21: return px::pil::autocontrast();
+    case 22: {
+      px::AffineParams a;
+      a.angle = pick({0.0, 90.0, -30.0}, -180.0, 180.0);
+      a.translate = {std::floor(rng.uniform(-0.3, 0.3) * width), std::floor(rng.uniform(-0.3, 0.3) * height)};
+      a.scale = pick({1.0}, 0.7, 1.4);
+      a.shear = {pick({0.0}, -30.0, 30.0), pick({0.0}, -30.0, 30.0)};
+      a.interpolation = interpolation();
+      a.fill = maybe_fill();
+      if (rng.below(3) == 0) a.center = std::array{rng.uniform(-2.0 * width, 2.0 * width), 0.0};
+      return px::pil::affine(a, width, height);
+    }
+    case 23:
+      return px::pil::rotate({.angle = pick({0.0, 90.0, 180.0, 270.0, -90.0, 1e-9}, -360.0, 360.0),
+                              .interpolation = interpolation(), .fill = maybe_fill()},
+                             width, height);
     default: {
       const int h = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(height)));
       const int w = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(width)));

@@ -325,9 +325,14 @@ TEST_CASE("a transform list ImageAugment cannot run is refused, naming the trans
              Contains("RandomInvert comes after RandomErasing, which erases the normalised output"));
   CHECK_THAT(config_error({RandomApply{.transforms = {RandomErasing{}, RandomGrayscale{}}}}),
              Contains("RandomGrayscale comes after RandomErasing"));
-  CHECK_THAT(config_error({ColorJitter{}, ColorJitter{}, ColorJitter{}, ColorJitter{}, RandomInvert{}}),
+  const PixelTransform jitter = ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1};
+  CHECK_THAT(config_error({jitter, jitter, jitter, jitter, RandomInvert{}}),
              Contains("may draw up to 17 pixel ops, more than a sample's program holds (16)"));
-  CHECK(config_error({ColorJitter{}, ColorJitter{}, ColorJitter{}, ColorJitter{}}) == "no error");
+  CHECK(config_error({jitter, jitter, jitter, jitter}) == "no error");
+  // a jitter draws one op per factor it has
+  CHECK(ColorJitter{.hue = 0.1}.max_ops() == 1);
+  CHECK(ColorJitter{}.max_ops() == 0);
+  CHECK(config_error({jitter, jitter, jitter, jitter, ColorJitter{}, ColorJitter{.contrast = {1.0, 1.0}}}) == "no error");
   CHECK(config_error({RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}}) == "no error");
   CHECK(config_error(recipe()) == "no error");
 }
@@ -398,7 +403,7 @@ TEST_CASE("RandomChoice and RandomOrder that ImageAugment cannot run are refused
                         RandomErasing{}}) == "no error");
   }
   SECTION("ops: RandomChoice draws the most of one transform, RandomOrder all of them") {
-    const PixelTransform jitter = ColorJitter{};
+    const PixelTransform jitter = ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1};
     CHECK(config_error({jitter, jitter, jitter, RandomChoice{.transforms = {jitter, jitter, jitter, jitter}}}) == "no error");
     CHECK_THAT(config_error({jitter, jitter, jitter, RandomChoice{.transforms = {invert, jitter}}, invert}),
                Contains("may draw up to 17 pixel ops"));

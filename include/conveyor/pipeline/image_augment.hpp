@@ -68,6 +68,10 @@ struct ImageAugment {
   /// arguments (transforms/registry.hpp lists them). Each sample draws its own program from them.
   /// RandomErasing, which applies to the normalised output, comes last.
   std::vector<PixelTransform> transforms{};
+  /// How many of `transforms`, from the first, see a PIL image (torchvision v1's, or v2's before
+  /// ToImage): they run as torchvision's PIL functionals do, with Pillow's arithmetic
+  /// (ImageEnhance, ImageOps, convert); the rest as its uint8 tensor kernels.
+  std::size_t pil_transforms = 0;
   /// Normalisation for float outputs; without it floats are pixels / 255. Not allowed with u8.
   std::optional<Normalize> normalize{};
   DType dtype = DType::f32;
@@ -155,6 +159,7 @@ struct ImageAugment {
       for (float s : normalize->std)
         if (!(s > 0)) throw ConfigError("ImageAugment: normalize std must be > 0, got " + std::to_string(s));
     validate_transforms(transforms);
+    validate_pil_transforms(transforms, pil_transforms);
     validate_for_image(transforms, {size.width, size.height, dtype});
   }
 
@@ -192,7 +197,8 @@ struct ImageAugment {
   [[nodiscard]] SampleProgram program(const SampleContext& ctx) const {
     if (transforms.empty()) return {};
     const Size size = output_size();
-    SampleProgram drawn = draw_program(transforms, ctx.seed, ctx.epoch, ctx.index, size.width, size.height);
+    SampleProgram drawn =
+        draw_program(transforms, ctx.seed, ctx.epoch, ctx.index, size.width, size.height, nullptr, pil_transforms);
     ops::pixel::check(drawn.pixels, size.width, size.height);
     return drawn;
   }
@@ -229,7 +235,8 @@ struct ImageAugment {
           call.args.push_back(DrawnArg::text("interpolation", std::string(name)));
         }
     if (!transforms.empty())
-      (void)draw_program(transforms, seed, epoch, index, output_size().width, output_size().height, &calls);
+      (void)draw_program(transforms, seed, epoch, index, output_size().width, output_size().height, &calls,
+                         pil_transforms);
     return calls;
   }
 

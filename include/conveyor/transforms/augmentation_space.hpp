@@ -18,6 +18,12 @@
 #include <conveyor/ops/pixel/adjust_saturation.hpp>
 #include <conveyor/ops/pixel/adjust_sharpness.hpp>
 #include <conveyor/ops/pixel/affine.hpp>
+#include <conveyor/ops/pixel/pil_adjust_brightness.hpp>
+#include <conveyor/ops/pixel/pil_adjust_contrast.hpp>
+#include <conveyor/ops/pixel/pil_adjust_saturation.hpp>
+#include <conveyor/ops/pixel/pil_adjust_sharpness.hpp>
+#include <conveyor/ops/pixel/pil_affine.hpp>
+#include <conveyor/ops/pixel/pil_autocontrast.hpp>
 #include <conveyor/ops/pixel/autocontrast.hpp>
 #include <conveyor/ops/pixel/equalize.hpp>
 #include <conveyor/ops/pixel/invert.hpp>
@@ -217,8 +223,10 @@ namespace detail {
 [[nodiscard]] inline double atan_degrees(double m) { return ops::exact::mul(std::atan(m), 180.0 / 3.141592653589793); }
 
 /// Appends the record of `_apply_image_or_video_transform(image, op, magnitude, interpolation,
-/// fill)` (_auto_augment.py:88-174) and, when describing, torchvision's functional call.
-inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::Interpolation mode, const Fill& fill) {
+/// fill)` (_auto_augment.py:88-174), on a PIL image (`pil`: Pillow's ops) or a tensor, and, when
+/// describing, torchvision's functional call.
+inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::Interpolation mode, const Fill& fill,
+                            bool pil) {
   namespace px = ops::pixel;
   const double m = c.magnitude;
   const auto factor = [&](px::PixelOp op, const char* function, const char* argument) {
@@ -244,7 +252,7 @@ inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::I
       if (c.op == PolicyOp::translate_y) ty = static_cast<std::int64_t>(m);
       if (c.op == PolicyOp::shear_x || c.op == PolicyOp::shear_y) a.center = std::array<double, 2>{0.0, 0.0};
       a.translate = {static_cast<double>(tx), static_cast<double>(ty)};
-      d.add(px::affine(a, d.width(), d.height()));
+      d.add(pil ? px::pil::affine(a, d.width(), d.height()) : px::affine(a, d.width(), d.height()));
       if (d.describing()) {
         DrawnCall call{"affine",
                        {DrawnArg::number("angle", 0.0), DrawnArg::integers("translate", {tx, ty}),
@@ -255,17 +263,32 @@ inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::I
       return;
     }
     case PolicyOp::rotate:
-      d.add(px::rotate({.angle = m, .interpolation = mode, .fill = fill.values()}, d.width(), d.height()));
+    {
+      const px::RotateParams r{.angle = m, .interpolation = mode, .fill = fill.values()};
+      d.add(pil ? px::pil::rotate(r, d.width(), d.height()) : px::rotate(r, d.width(), d.height()));
       if (d.describing()) {
         DrawnCall call{"rotate", {DrawnArg::number("angle", m)}};
         describe_sampling(call, mode, fill, std::nullopt);
         d.describe(std::move(call));
       }
       return;
-    case PolicyOp::brightness: factor(px::adjust_brightness(1.0 + m), "adjust_brightness", "brightness_factor"); return;
-    case PolicyOp::color: factor(px::adjust_saturation(1.0 + m), "adjust_saturation", "saturation_factor"); return;
-    case PolicyOp::contrast: factor(px::adjust_contrast(1.0 + m), "adjust_contrast", "contrast_factor"); return;
-    case PolicyOp::sharpness: factor(px::adjust_sharpness(1.0 + m), "adjust_sharpness", "sharpness_factor"); return;
+    }
+    case PolicyOp::brightness:
+      factor(pil ? px::pil::adjust_brightness(1.0 + m) : px::adjust_brightness(1.0 + m), "adjust_brightness",
+             "brightness_factor");
+      return;
+    case PolicyOp::color:
+      factor(pil ? px::pil::adjust_saturation(1.0 + m) : px::adjust_saturation(1.0 + m), "adjust_saturation",
+             "saturation_factor");
+      return;
+    case PolicyOp::contrast:
+      factor(pil ? px::pil::adjust_contrast(1.0 + m) : px::adjust_contrast(1.0 + m), "adjust_contrast",
+             "contrast_factor");
+      return;
+    case PolicyOp::sharpness:
+      factor(pil ? px::pil::adjust_sharpness(1.0 + m) : px::adjust_sharpness(1.0 + m), "adjust_sharpness",
+             "sharpness_factor");
+      return;
     case PolicyOp::posterize: {
       const int bits = static_cast<int>(m);
       d.add(px::posterize(bits));
@@ -274,11 +297,11 @@ inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::I
     }
     case PolicyOp::solarize: {
       const double threshold = 255.0 * m;  // the uint8 image's largest value times the magnitude
-      d.add(px::solarize(threshold));
+      d.add(pil ? px::pil::solarize(threshold) : px::solarize(threshold));
       if (d.describing()) d.describe({"solarize", {DrawnArg::number("threshold", threshold)}});
       return;
     }
-    case PolicyOp::autocontrast: plain(px::autocontrast(), "autocontrast"); return;
+    case PolicyOp::autocontrast: plain(pil ? px::pil::autocontrast() : px::autocontrast(), "autocontrast"); return;
     case PolicyOp::equalize: plain(px::equalize(), "equalize"); return;
     case PolicyOp::invert: plain(px::invert(), "invert"); return;
   }

@@ -166,6 +166,7 @@ struct AutoAugment {
                              name, "policy must be IMAGENET, CIFAR10 or SVHN");
     detail::expect_fill(name, fill);
   }
+  void validate_pil() const {}  // Pillow's ops (augmentation_space.hpp's apply_policy_op)
   [[nodiscard]] int max_ops() const { return 2; }
 
   /// The sub-policy, steps and magnitudes drawn from `rng` for a `width` x `height` image.
@@ -188,7 +189,7 @@ struct AutoAugment {
     CounterRng rng = d.stream(position);
     const AutoAugmentChoice c = choose(rng, d.width(), d.height());
     for (std::size_t k = 0; k < 2; ++k)
-      if (c.applied[k]) detail::apply_policy_op(d, c.steps[k], interpolation, fill);
+      if (c.applied[k]) detail::apply_policy_op(d, c.steps[k], interpolation, fill, d.pil(position));
   }
 };
 

@@ -11,6 +11,10 @@
 #include <conveyor/ops/pixel/adjust_contrast.hpp>
 #include <conveyor/ops/pixel/adjust_hue.hpp>
 #include <conveyor/ops/pixel/adjust_saturation.hpp>
+#include <conveyor/ops/pixel/pil_adjust_brightness.hpp>
+#include <conveyor/ops/pixel/pil_adjust_contrast.hpp>
+#include <conveyor/ops/pixel/pil_adjust_hue.hpp>
+#include <conveyor/ops/pixel/pil_adjust_saturation.hpp>
 #include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
@@ -83,7 +87,13 @@ struct ColorJitter {
             saturation.range("saturation", 1.0, 0.0, inf, true), hue.range("hue", 0.0, -0.5, 0.5, false)};
   }
   void validate() const { (void)ranges(); }
-  [[nodiscard]] int max_ops() const { return 4; }
+  void validate_pil() const {}  // ops::pixel::pil::adjust_brightness, ...
+  /// One op per factor that is set.
+  [[nodiscard]] int max_ops() const {
+    int n = 0;
+    for (const auto& r : ranges()) n += r.has_value() ? 1 : 0;
+    return n;
+  }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     int order[4] = {0, 1, 2, 3};  // torch.randperm(4): any uniform permutation
@@ -98,11 +108,20 @@ struct ColorJitter {
                                                  "hue_factor"};
     for (const int k : order) {
       if (!r[std::size_t(k)]) continue;
-      switch (k) {
-        case 0: d.add(ops::pixel::adjust_brightness(factor[k])); break;
-        case 1: d.add(ops::pixel::adjust_contrast(factor[k])); break;
-        case 2: d.add(ops::pixel::adjust_saturation(factor[k])); break;
-        default: d.add(ops::pixel::adjust_hue(factor[k])); break;
+      if (d.pil(position)) {
+        switch (k) {
+          case 0: d.add(ops::pixel::pil::adjust_brightness(factor[k])); break;
+          case 1: d.add(ops::pixel::pil::adjust_contrast(factor[k])); break;
+          case 2: d.add(ops::pixel::pil::adjust_saturation(factor[k])); break;
+          default: d.add(ops::pixel::pil::adjust_hue(factor[k])); break;
+        }
+      } else {
+        switch (k) {
+          case 0: d.add(ops::pixel::adjust_brightness(factor[k])); break;
+          case 1: d.add(ops::pixel::adjust_contrast(factor[k])); break;
+          case 2: d.add(ops::pixel::adjust_saturation(factor[k])); break;
+          default: d.add(ops::pixel::adjust_hue(factor[k])); break;
+        }
       }
       if (d.describing()) d.describe({functions[k], {DrawnArg::number(arguments[k], factor[k])}});
     }

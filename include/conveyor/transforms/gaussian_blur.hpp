@@ -56,6 +56,8 @@ struct GaussianBlur {
   /// torchvision reflect-pads the image by half the kernel, which `torch.nn.functional.pad` takes
   /// only below the image's side ("Padding size should be less than the corresponding input
   /// dimension"): a kernel half the image's size or more is refused here, before any sample.
+  /// On a PIL image: torchvision v2's gaussian_blur blurs it as a uint8 tensor.
+  void validate_pil() const {}
   void validate_for(const ProgramImage& image) const {
     const int width = image.width, height = image.height;
     const int half_x = kernel_size->width / 2, half_y = kernel_size->height / 2;

@@ -4,6 +4,7 @@
 /// three channels, so `num_output_channels` must be 3 (torchvision's default, 1, is refused).
 
 #include <conveyor/config.hpp>
+#include <conveyor/ops/pixel/pil_rgb_to_grayscale.hpp>
 #include <conveyor/ops/pixel/rgb_to_grayscale.hpp>
 #include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
@@ -24,9 +25,10 @@ struct Grayscale {
                              "num_output_channels must be 3 (conveyor's images keep three channels), got " +
                                  std::to_string(num_output_channels));
   }
+  void validate_pil() const {}  // ops::pixel::pil::rgb_to_grayscale
   [[nodiscard]] int max_ops() const { return 1; }
-  void draw(ProgramDraw& d, int) const {
-    d.add(ops::pixel::rgb_to_grayscale());
+  void draw(ProgramDraw& d, int position) const {
+    d.add(d.pil(position) ? ops::pixel::pil::rgb_to_grayscale() : ops::pixel::rgb_to_grayscale());
     if (d.describing()) d.describe({"rgb_to_grayscale", {DrawnArg::integer("num_output_channels", 3)}});
   }
 };

@@ -18,6 +18,7 @@ struct Identity {
   static constexpr std::array<FieldName, 0> fields{};
 
   void validate() const {}
+  void validate_pil() const {}
   [[nodiscard]] int max_ops() const { return 0; }
   void draw(ProgramDraw&, int) const {}
 };

@@ -103,13 +103,68 @@ inline void validate_for_image(std::span<const PixelTransform> transforms, const
   detail::validate_each_for(transforms, image, "ImageAugment: ");
 }
 
+namespace detail {
+
+/// Checks that `t` (a variant), and what it holds, runs on a PIL image (`validate_pil`).
+template <class Transform>
+void validate_on_pil(const Transform& t) {
+  std::visit(
+      [](const auto& x) {
+        using X = std::remove_cvref_t<decltype(x)>;
+        if constexpr (requires { x.transforms; }) {
+          for (std::size_t k = 0; k < x.transforms.size(); ++k) {
+            try {
+              validate_on_pil(x.transforms[k]);
+            } catch (const ConfigError& e) {
+              throw ConfigError(std::string(X::name) + ": transforms[" + std::to_string(k) +
+                                "]: " + std::string(split_location(e.what()).second));
+            }
+          }
+        } else if constexpr (requires { x.validate_pil(); }) {
+          x.validate_pil();
+        } else {
+          throw ConfigError(std::string(X::name) +
+                            " on a PIL image (torchvision's PIL functional, Pillow's arithmetic) is not supported yet: "
+                            "convert the image before it (ToImage or PILToTensor) to run torchvision's uint8 kernel");
+        }
+      },
+      t);
+}
+
+/// The positions the first `count` of `transforms` take, nested ones counted.
+[[nodiscard]] inline int positions_of(std::span<const PixelTransform> transforms, std::size_t count) {
+  int n = 0;
+  for (std::size_t k = 0; k < count && k < transforms.size(); ++k)
+    n += std::visit([](const auto& x) { return transform_nodes(x); }, transforms[k]);
+  return n;
+}
+
+}  // namespace detail
+
+/// Checks that the first `pil_transforms` of `transforms` (validated) run on a PIL image.
+/// @throws ConfigError naming the first that cannot, and why.
+inline void validate_pil_transforms(std::span<const PixelTransform> transforms, std::size_t pil_transforms) {
+  if (pil_transforms > transforms.size())
+    throw ConfigError("ImageAugment: pil_transforms is " + std::to_string(pil_transforms) + ", but there are " +
+                      std::to_string(transforms.size()) + " transforms");
+  for (std::size_t k = 0; k < pil_transforms; ++k) {
+    try {
+      detail::validate_on_pil(transforms[k]);
+    } catch (const ConfigError& e) {
+      throw ConfigError("ImageAugment: transforms[" + std::to_string(k) +
+                        "]: " + std::string(detail::split_location(e.what()).second));
+    }
+  }
+}
+
 /// The program `transforms` (validated) draw for sample `index` of `epoch` under `seed`, whose
-/// image is `width` x `height` when they see it; the torchvision calls it stands for go to `calls`
-/// when it is set.
+/// image is `width` x `height` when they see it, the first `pil_transforms` of them on a PIL image;
+/// the torchvision calls it stands for go to `calls` when it is set.
 [[nodiscard]] inline SampleProgram draw_program(std::span<const PixelTransform> transforms, std::uint64_t seed,
                                                 std::uint64_t epoch, std::uint64_t index, int width, int height,
-                                                std::vector<DrawnCall>* calls = nullptr) {
-  ProgramDraw d(seed, epoch, index, width, height, calls);
+                                                std::vector<DrawnCall>* calls = nullptr,
+                                                std::size_t pil_transforms = 0) {
+  ProgramDraw d(seed, epoch, index, width, height, calls, detail::positions_of(transforms, pil_transforms));
   detail::draw_in_order(transforms, d, 0);
   return d.program();
 }

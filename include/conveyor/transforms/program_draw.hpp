@@ -18,7 +18,10 @@
 /// `int nodes() const` (a container's count of itself and what it holds, for the positions after
 /// it), `bool erases() const` (it draws erasing, which applies to the normalised output) and
 /// `void validate_for(const ProgramImage& image) const` (ConfigError when it cannot run on the image
-/// every sample has when the transforms see it, or write into the output it becomes).
+/// every sample has when the transforms see it, or write into the output it becomes), and
+/// `void validate_pil() const`: it runs on PIL images as torchvision's PIL functionals do (drawing
+/// Pillow's ops where `d.pil(position)`; ConfigError for arguments Pillow refuses); a transform
+/// without it is refused on a PIL image.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
@@ -103,9 +106,11 @@ class ProgramDraw {
  public:
   /// Draws for sample `index` of `epoch` under `seed`, whose image is `width` x `height` when the
   /// transforms see it (the output's size); describes the calls into `calls` when it is set.
+  /// The transforms at positions below `pil_positions` see a PIL image.
   ProgramDraw(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index, int width, int height,
-              std::vector<DrawnCall>* calls = nullptr) noexcept
-      : seed_(seed), epoch_(epoch), index_(index), width_(width), height_(height), calls_(calls) {}
+              std::vector<DrawnCall>* calls = nullptr, int pil_positions = 0) noexcept
+      : seed_(seed), epoch_(epoch), index_(index), width_(width), height_(height), pil_positions_(pil_positions),
+        calls_(calls) {}
 
   /// The random stream of the transform at `position` (in order, nested transforms counted).
   [[nodiscard]] CounterRng stream(int position) const noexcept {
@@ -114,6 +119,10 @@ class ProgramDraw {
   }
   [[nodiscard]] int width() const noexcept { return width_; }
   [[nodiscard]] int height() const noexcept { return height_; }
+  /// Whether the transform at `position` sees a PIL image (torchvision v1's, or v2's before
+  /// ToImage): it draws the ops torchvision's PIL functionals stand for (`ops::pixel::pil::`,
+  /// Pillow's arithmetic) where they differ from the tensor kernels'.
+  [[nodiscard]] bool pil(int position) const noexcept { return position < pil_positions_; }
 
   /// Appends `op`, after every op drawn so far.
   /// @throws ConfigError when the program is full (validation bounds `max_ops`, so it is not).
@@ -152,6 +161,7 @@ class ProgramDraw {
  private:
   std::uint64_t seed_, epoch_, index_;
   int width_, height_;
+  int pil_positions_;
   std::vector<DrawnCall>* calls_;
   SampleProgram program_{};
 };
@@ -165,6 +175,10 @@ concept PixelTransformType = NamedFields<T> && requires(const T& t, ProgramDraw&
   { t.max_ops() } -> std::same_as<int>;
   t.draw(d, position);
 };
+
+/// Whether the transform `T` runs on PIL images (`validate_pil`), or holds transforms that may.
+template <class T>
+inline constexpr bool runs_on_pil = requires(const T& t) { t.validate_pil(); } || requires(const T& t) { t.transforms; };
 
 namespace detail {
 

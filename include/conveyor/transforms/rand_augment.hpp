@@ -40,6 +40,7 @@ struct RandAugment {
                              "magnitude must be a bin in [0, num_magnitude_bins) = [0, " +
                                  std::to_string(num_magnitude_bins) + "), got " + std::to_string(magnitude));
   }
+  void validate_pil() const {}  // Pillow's ops (augmentation_space.hpp's apply_policy_op)
   [[nodiscard]] int max_ops() const { return num_ops; }
 
   /// One op and its magnitude drawn from `rng` for a `width` x `height` image.
@@ -50,7 +51,7 @@ struct RandAugment {
   }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
-    for (int k = 0; k < num_ops; ++k) detail::apply_policy_op(d, choose(rng, d.width(), d.height()), interpolation, fill);
+    for (int k = 0; k < num_ops; ++k) detail::apply_policy_op(d, choose(rng, d.width(), d.height()), interpolation, fill, d.pil(position));
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/adjust_sharpness.hpp>
+#include <conveyor/ops/pixel/pil_adjust_sharpness.hpp>
 #include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
@@ -29,11 +30,13 @@ struct RandomAdjustSharpness {
                              "sharpness_factor must be finite and >= 0, got " + detail::shown(*sharpness_factor));
     detail::expect_probability(name, p);
   }
+  void validate_pil() const {}  // ops::pixel::pil::adjust_sharpness
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     if (!applies(rng, p)) return;
-    d.add(ops::pixel::adjust_sharpness(*sharpness_factor));
+    d.add(d.pil(position) ? ops::pixel::pil::adjust_sharpness(*sharpness_factor)
+                          : ops::pixel::adjust_sharpness(*sharpness_factor));
     if (d.describing()) d.describe({"adjust_sharpness", {DrawnArg::number("sharpness_factor", *sharpness_factor)}});
   }
 };

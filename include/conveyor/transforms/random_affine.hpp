@@ -11,6 +11,7 @@
 #include <conveyor/config.hpp>
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/ops/pixel/affine.hpp>
+#include <conveyor/ops/pixel/pil_affine.hpp>
 #include <conveyor/transforms/arguments.hpp>
 #include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
@@ -67,6 +68,7 @@ struct RandomAffine {
     detail::expect_finite_pair(name, "center", center);
     detail::expect_fill(name, fill);
   }
+  void validate_pil() const {}  // ops::pixel::pil::affine: Image.transform with v2's matrix
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
@@ -86,7 +88,8 @@ struct RandomAffine {
       a.shear[0] = uniform_float32(rng, s[0][0], s[0][1]);
       if (shear->size() == 4) a.shear[1] = uniform_float32(rng, s[1][0], s[1][1]);
     }
-    d.add(ops::pixel::affine(a, d.width(), d.height()));
+    d.add(d.pil(position) ? ops::pixel::pil::affine(a, d.width(), d.height())
+                          : ops::pixel::affine(a, d.width(), d.height()));
     if (d.describing()) {
       DrawnCall call{"affine",
                      {DrawnArg::number("angle", a.angle), DrawnArg::integers("translate", {tx, ty}),

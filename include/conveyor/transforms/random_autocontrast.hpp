@@ -5,6 +5,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/autocontrast.hpp>
+#include <conveyor/ops/pixel/pil_autocontrast.hpp>
 #include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
@@ -18,11 +19,12 @@ struct RandomAutocontrast {
   double p = 0.5;
 
   void validate() const { detail::expect_probability(name, p); }
+  void validate_pil() const {}  // ops::pixel::pil::autocontrast
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     if (!applies(rng, p)) return;
-    d.add(ops::pixel::autocontrast());
+    d.add(d.pil(position) ? ops::pixel::pil::autocontrast() : ops::pixel::autocontrast());
     if (d.describing()) d.describe({"autocontrast"});
   }
 };

@@ -4,6 +4,7 @@
 /// input ones (three), with probability p (skipped when `torch.rand(1) >= p`).
 
 #include <conveyor/config.hpp>
+#include <conveyor/ops/pixel/pil_rgb_to_grayscale.hpp>
 #include <conveyor/ops/pixel/rgb_to_grayscale.hpp>
 #include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
@@ -18,11 +19,12 @@ struct RandomGrayscale {
   double p = 0.1;
 
   void validate() const { detail::expect_probability(name, p); }
+  void validate_pil() const {}  // ops::pixel::pil::rgb_to_grayscale
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     if (!applies(rng, p)) return;
-    d.add(ops::pixel::rgb_to_grayscale());
+    d.add(d.pil(position) ? ops::pixel::pil::rgb_to_grayscale() : ops::pixel::rgb_to_grayscale());
     if (d.describing()) d.describe({"rgb_to_grayscale", {DrawnArg::integer("num_output_channels", 3)}});
   }
 };

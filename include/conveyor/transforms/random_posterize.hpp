@@ -26,6 +26,10 @@ struct RandomPosterize {
     detail::expect_transform(*bits >= 0 && *bits <= 8, name, "bits must be in [0, 8], got " + std::to_string(*bits));
     detail::expect_probability(name, p);
   }
+  /// On a PIL image: the same op; ImageOps.posterize takes 1 to 8 bits.
+  void validate_pil() const {
+    detail::expect_transform(*bits >= 1, name, "bits must be in [1, 8] on a PIL image (ImageOps.posterize), got 0");
+  }
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);

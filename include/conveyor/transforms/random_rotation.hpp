@@ -8,6 +8,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/pixel/affine.hpp>
+#include <conveyor/ops/pixel/pil_affine.hpp>
 #include <conveyor/transforms/arguments.hpp>
 #include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
@@ -40,13 +41,15 @@ struct RandomRotation {
     detail::expect_finite_pair(name, "center", center);
     detail::expect_fill(name, fill);
   }
+  void validate_pil() const {}  // ops::pixel::pil::rotate: Image.rotate
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     const auto range = detail::angle_range(name, "degrees", *degrees);
     const double angle = uniform_float32(rng, range[0], range[1]);
-    d.add(ops::pixel::rotate({.angle = angle, .interpolation = interpolation, .fill = fill.values(), .center = center},
-                             d.width(), d.height()));
+    const ops::pixel::RotateParams r{.angle = angle, .interpolation = interpolation, .fill = fill.values(), .center = center};
+    d.add(d.pil(position) ? ops::pixel::pil::rotate(r, d.width(), d.height())
+                          : ops::pixel::rotate(r, d.width(), d.height()));
     if (d.describing()) {
       DrawnCall call{"rotate", {DrawnArg::number("angle", angle)}};
       detail::describe_sampling(call, interpolation, fill, center);

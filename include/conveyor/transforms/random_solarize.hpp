@@ -28,11 +28,12 @@ struct RandomSolarize {
                              "threshold must be at most 255 for uint8 images, got " + detail::shown(*threshold));
     detail::expect_probability(name, p);
   }
+  void validate_pil() const {}  // ops::pixel::pil::solarize
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     if (!applies(rng, p)) return;
-    d.add(ops::pixel::solarize(*threshold));
+    d.add(d.pil(position) ? ops::pixel::pil::solarize(*threshold) : ops::pixel::solarize(*threshold));
     if (d.describing()) d.describe({"solarize", {DrawnArg::number("threshold", *threshold)}});
   }
 };

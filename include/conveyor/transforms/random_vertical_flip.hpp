@@ -18,6 +18,8 @@ struct RandomVerticalFlip {
   double p = 0.5;
 
   void validate() const { detail::expect_probability(name, p); }
+  /// On a PIL image: the same op (Pillow's result is torchvision's tensor kernel's).
+  void validate_pil() const {}
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);

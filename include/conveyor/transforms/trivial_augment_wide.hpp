@@ -28,6 +28,7 @@ struct TrivialAugmentWide {
   Fill fill = Fill::none();
 
   void validate() const { detail::expect_policy_arguments(name, num_magnitude_bins, fill); }
+  void validate_pil() const {}  // Pillow's ops (augmentation_space.hpp's apply_policy_op)
   [[nodiscard]] int max_ops() const { return 1; }
 
   /// The op and magnitude drawn from `rng` for a `width` x `height` image.
@@ -40,7 +41,7 @@ struct TrivialAugmentWide {
   }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
-    detail::apply_policy_op(d, choose(rng, d.width(), d.height()), interpolation, fill);
+    detail::apply_policy_op(d, choose(rng, d.width(), d.height()), interpolation, fill, d.pil(position));
   }
 };
 

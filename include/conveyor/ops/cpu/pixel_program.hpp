@@ -47,6 +47,7 @@ CONVEYOR_CPU_CLONES inline void apply_pixel_op(const pixel::PixelOp& op, std::ui
       for (std::int64_t p = 0; p < pixels; ++p) {
         const std::uint8_t* rgb = image + p * 3;
         if constexpr ((Op::statistics & pixel::gray_sum) != 0) stats.gray_sum += pixel::gray_floor(rgb);
+        if constexpr ((Op::statistics & pixel::luma_sum) != 0) stats.luma_sum += pixel::pil_luma(rgb);
         for (int c = 0; c < 3; ++c) {
           if constexpr ((Op::statistics & pixel::channel_min_max) != 0) {
             stats.min[c] = rgb[c] < stats.min[c] ? rgb[c] : stats.min[c];

@@ -35,6 +35,7 @@ struct PixelOp {
   std::int32_t code = 0;  ///< the op's `code` (registry.hpp); executors skip codes no op has
   std::int32_t i[7] = {};
   float f[9] = {};
+  double d[6] = {};  ///< for an op whose arithmetic is in double (Pillow's affine engines)
 };
 
 /// The most ops a sample's program holds.
@@ -61,10 +62,12 @@ enum Statistic : unsigned {
   gray_sum = 1u,           ///< the sum of floor(grey) (`rgb_to_grayscale`'s float grey)
   channel_min_max = 2u,    ///< each channel's least and greatest value
   channel_histogram = 4u,  ///< each channel's histogram
+  luma_sum = 8u,           ///< the sum of Pillow's `convert("L")` greys (pil_blend.hpp's `pil_luma`)
 };
 
 struct ImageStats {
   std::uint64_t gray_sum = 0;
+  std::uint64_t luma_sum = 0;
   std::int32_t min[3] = {255, 255, 255};
   std::int32_t max[3] = {0, 0, 0};
   std::uint32_t histogram[3][256] = {};

@@ -13,7 +13,8 @@
 ///                  of the result from the source image
 ///   erase          `covers(op, x, y)` and `value(op, channel, x, y)`
 /// and optionally a host `check(op, width, height)` that throws ConfigError when the record
-/// cannot apply to an image of that size.
+/// cannot apply to an image of that size, and `pillow = true` for an op with Pillow's arithmetic
+/// (`ops::pixel::pil::`: torchvision's functional on a PIL image, named as the functional).
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
@@ -30,6 +31,14 @@
 #include <conveyor/ops/pixel/gaussian_blur.hpp>
 #include <conveyor/ops/pixel/invert.hpp>
 #include <conveyor/ops/pixel/op.hpp>
+#include <conveyor/ops/pixel/pil_adjust_brightness.hpp>
+#include <conveyor/ops/pixel/pil_adjust_contrast.hpp>
+#include <conveyor/ops/pixel/pil_adjust_hue.hpp>
+#include <conveyor/ops/pixel/pil_adjust_saturation.hpp>
+#include <conveyor/ops/pixel/pil_adjust_sharpness.hpp>
+#include <conveyor/ops/pixel/pil_affine.hpp>
+#include <conveyor/ops/pixel/pil_autocontrast.hpp>
+#include <conveyor/ops/pixel/pil_rgb_to_grayscale.hpp>
 #include <conveyor/ops/pixel/posterize.hpp>
 #include <conveyor/ops/pixel/rgb_to_grayscale.hpp>
 #include <conveyor/ops/pixel/solarize.hpp>
@@ -45,7 +54,9 @@ template <class... Ops>
 struct OpList {};
 
 using PixelOps = OpList<AdjustBrightness, AdjustContrast, AdjustSaturation, AdjustHue, RgbToGrayscale, Invert,
-                        Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip>;
+                        Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip,
+                        PilAdjustBrightness, PilAdjustSaturation, PilAdjustContrast, PilAdjustSharpness, PilAdjustHue,
+                        PilRgbToGrayscale, PilAutocontrast, PilAffine>;
 
 namespace detail {
 

@@ -34,6 +34,19 @@ struct Solarize {
   return op;
 }
 
+namespace pil {
+/// The record of `solarize(image, threshold)` on a PIL image: ImageOps.solarize keeps the values
+/// `i < threshold`, compared exactly (a Python int against a float), which ceil(threshold) as the
+/// op's threshold gives; Pillow takes any threshold (above 255 nothing is inverted).
+/// @throws ConfigError for NaN.
+[[nodiscard]] inline PixelOp solarize(double threshold, SourceLocation where = SourceLocation::current()) {
+  detail::expect(!std::isnan(threshold), Solarize::name, "threshold must be a number", threshold, where);
+  PixelOp op{.code = Solarize::code};
+  op.f[0] = static_cast<float>(std::fmin(std::ceil(threshold), 256.0));
+  return op;
+}
+}  // namespace pil
+
 }  // namespace ops::pixel
 }  // namespace v0
 }  // namespace conveyor

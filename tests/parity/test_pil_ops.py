@@ -1,0 +1,139 @@
+"""conveyor's pixel ops on PIL images (include/conveyor/ops/pixel/pil_*.hpp, and the tensor ops whose
+results Pillow shares: invert, posterize, equalize, gaussian_blur) against torchvision's functionals
+on PIL images, v1's and v2's (Pillow's ImageEnhance, ImageOps and convert), bit for bit: random
+images from 1 x 1 up, every one of the 2^24 colours for the ops that work per pixel, and the real
+photos, with factors at their edges. conveyor runs through the CPU executor; the GPU tests hold the
+kernel to it. Pillow 13 and torchvision 0.29 from PyPI:
+
+    python -m pytest tests/parity/test_pil_ops.py
+"""
+import pathlib
+
+import numpy as np
+import pytest
+
+from reference import require
+
+torch, torchvision = require()
+PIL = pytest.importorskip("PIL")
+from PIL import Image  # noqa: E402
+from torchvision.transforms import functional as F1  # noqa: E402
+from torchvision.transforms.v2 import functional as F2  # noqa: E402
+
+from conveyor import _conveyor  # noqa: E402
+
+FACTORS = (0.0, 0.25, 0.5, 0.999, 1.0, 1.001, 1.37, 2.0, 3.9)
+OPS = {
+    "adjust_brightness": [{"brightness_factor": f} for f in FACTORS],
+    "adjust_contrast": [{"contrast_factor": f} for f in FACTORS],
+    "adjust_saturation": [{"saturation_factor": f} for f in FACTORS],
+    "adjust_sharpness": [{"sharpness_factor": f} for f in FACTORS],
+    "adjust_hue": [{"hue_factor": f} for f in (-0.5, -0.4999, -0.21, -0.0039, 0.0, 0.0039, 0.07, 0.3, 0.5)],
+    "rgb_to_grayscale": [{"num_output_channels": 3}],
+    "autocontrast": [{}],
+    "equalize": [{}],
+    "invert": [{}],
+    "posterize": [{"bits": b} for b in (1, 3, 7, 8)],
+    "solarize": [{"threshold": t} for t in (0, 1, 100.5, 128, 254.99999, 255)],
+    "gaussian_blur": [{"kernel_size": [3, 3], "sigma": [0.7, 0.7]}, {"kernel_size": [5, 9], "sigma": [1.3, 2.1]}],
+    # Image.rotate: its shortcuts (0, 180, and 90 / 270 on squares), the fixed-point engine, bilinear
+    "rotate": [{"angle": a, "interpolation": i} for a in (0.0, 90.0, 180.0, -90.0, 33.3, -127.1, 359.9, 1e-9, 720.0)
+               for i in ("nearest", "bilinear")] + [
+        {"angle": 12.5, "interpolation": "nearest", "fill": [10.0, 200.0, 30.7]},
+        {"angle": 90.0, "interpolation": "bilinear", "fill": [255.0, 0.0, 9.0], "center": [3.0, 5.0]},
+        {"angle": -45.0, "interpolation": "nearest", "center": [0.0, 0.0]}],
+    # Image.transform with v2's matrix: the scale, fixed-point, stepped (far outside) and bilinear engines
+    "affine": [
+        {"angle": 17.5, "translate": [3, -2], "scale": 1.1, "shear": [5.0, -3.0], "interpolation": i}
+        for i in ("nearest", "bilinear")] + [
+        {"angle": 0.0, "translate": [1, 2], "scale": 0.8, "shear": [0.0, 0.0], "interpolation": "nearest"},
+        {"angle": 0.0, "translate": [5, 0], "scale": 1.0, "shear": [0.0, 0.0], "interpolation": "nearest",
+         "fill": [1.0, 2.0, 3.0]},
+        {"angle": 0.0, "translate": [0, 0], "scale": 1.0, "shear": [20.0, 0.0], "interpolation": "nearest",
+         "center": [0.0, 0.0]},
+        {"angle": 3.0, "translate": [40000, 7], "scale": 1.0, "shear": [0.0, 0.0], "interpolation": "nearest"},
+        {"angle": -61.0, "translate": [0, 0], "scale": 1.7, "shear": [-10.0, 25.0], "interpolation": "bilinear",
+         "fill": [99.0, 98.0, 97.0], "center": [-4.0, 100.5]}],
+}
+PER_PIXEL = ("adjust_brightness", "adjust_saturation", "adjust_hue", "rgb_to_grayscale", "invert", "posterize",
+             "solarize")
+CASES = [(name, kwargs) for name, calls in OPS.items() for kwargs in calls]
+
+
+def ours(array, name, kwargs):
+    h, w, _ = array.shape
+    out = _conveyor._apply_pixel_program(array.tobytes(), w, h, [(name, kwargs)], pil=True)
+    return np.frombuffer(out, dtype=np.uint8).reshape(h, w, 3)
+
+
+def theirs(array, name, kwargs, functional):
+    image = Image.fromarray(array)
+    if "interpolation" in kwargs:
+        kwargs = dict(kwargs, interpolation=F2.InterpolationMode(kwargs["interpolation"]))
+    if name == "rgb_to_grayscale" and functional is F1:
+        return np.asarray(F1.rgb_to_grayscale(image, **kwargs))
+    return np.asarray(getattr(functional, name)(image, **kwargs))
+
+
+def assert_same(array, name, kwargs):
+    got = ours(array, name, kwargs)
+    # v1's gaussian_blur computes its kernel otherwise (exp, not softmax), v1's affine its matrix (in another
+    # order): conveyor runs v2's, also on PIL images
+    for functional in (F2,) if name in ("gaussian_blur", "affine") else (F1, F2):
+        expected = theirs(array, name, kwargs, functional)
+        assert expected.shape == got.shape
+        differing = np.argwhere(expected != got)
+        assert len(differing) == 0, (
+            f"{name}({kwargs}) on {array.shape[1]} x {array.shape[0]} ({functional.__name__}): {len(differing)} values "
+            f"differ, first at {tuple(differing[0])}: {got[tuple(differing[0])]} against {expected[tuple(differing[0])]}")
+
+
+@pytest.fixture(scope="module")
+def noise():
+    rng = np.random.default_rng(61)
+    sizes = [(1, 1), (2, 1), (1, 3), (2, 2), (3, 3), (4, 3), (3, 7), (17, 5), (64, 48), (131, 97)]
+    images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for w, h in sizes]
+    flat = np.full((5, 6, 3), 77, dtype=np.uint8)  # one value: the statistics' degenerate cases
+    narrow = rng.integers(100, 104, (9, 11, 3), dtype=np.uint8)  # few values, close together
+    return images + [flat, narrow]
+
+
+@pytest.fixture(scope="module")
+def every_colour():
+    """The 2^24 colours, one pixel each, 4096 x 4096."""
+    v = np.arange(1 << 24, dtype=np.uint32)
+    return np.stack([(v >> 16) & 255, (v >> 8) & 255, v & 255], axis=-1).astype(np.uint8).reshape(4096, 4096, 3)
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{k}" for n, k in CASES])
+def test_an_op_on_random_images_from_1x1(noise, name, kwargs):
+    for array in noise:
+        if name == "gaussian_blur" and min(array.shape[:2]) <= max(kwargs["kernel_size"]) // 2:
+            continue  # torch's reflect padding needs more than the kernel's half size (refused, as its own test says)
+        assert_same(array, name, kwargs)
+
+
+# on every colour: each per-pixel op's first, middle and last arguments (16 M pixels a call)
+EVERY_COLOUR = [(name, OPS[name][k]) for name in PER_PIXEL for k in sorted({0, len(OPS[name]) // 2, len(OPS[name]) - 1})]
+
+
+@pytest.mark.parametrize("name,kwargs", EVERY_COLOUR, ids=[f"{n}-{k}" for n, k in EVERY_COLOUR])
+def test_a_per_pixel_op_on_every_colour(every_colour, name, kwargs):
+    assert_same(every_colour, name, kwargs)
+
+
+def test_an_op_on_the_photos(photos):
+    paths = sorted(pathlib.Path(photos).rglob("*.jpg"))[:12]
+    assert paths
+    for k, path in enumerate(paths):
+        array = np.asarray(Image.open(path).convert("RGB").resize((160 + k, 120 + 2 * k), Image.BILINEAR))
+        for name, kwargs in CASES[k % 3::3]:
+            assert_same(array, name, kwargs)
+
+
+def test_an_op_pillow_does_not_run_on_its_images_is_refused():
+    with pytest.raises(_conveyor.ConfigError, match="no pixel op 'erase' on PIL images"):
+        _conveyor._apply_pixel_program(bytes(12), 2, 2, [("erase", {"i": 0, "j": 0, "h": 1, "w": 1, "v": 0.0})],
+                                       pil=True)
+    with pytest.raises(_conveyor.ConfigError, match=r"adjust_hue: hue_factor must be in \[-0.5, 0.5\]"):
+        _conveyor._apply_pixel_program(bytes(12), 2, 2, [("adjust_hue", {"hue_factor": 0.6})], pil=True)
