@@ -264,7 +264,7 @@ class TestTorchvision:
         assert conveyor.ImageAugment.from_transforms(v2.Compose([v2.RandomCrop(32, padding=[1, 2, 3, 4])])).padding \
             == [1, 2, 3, 4]  # v2 keeps it as (left, right, top, bottom)
 
-    def test_an_op_conveyor_lacks_and_v1_pixel_transforms_are_refused_by_name(self):
+    def test_an_op_conveyor_lacks_and_a_v1_transform_it_cannot_run_are_refused_by_name(self):
         v2 = self.v2
         with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(RandomPerspective\) cannot run in conveyor: "
                                                        r"conveyor has no such transform"):
@@ -272,9 +272,11 @@ class TestTorchvision:
         import torchvision.transforms as v1
         assert conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224)])).resampling == \
             "pil_bilinear"
-        with pytest.raises(conveyor.ConfigError, match=r"transform 1 \(RandomInvert\) is from "
-                                                       r"torchvision.transforms \(v1\).*Pillow's arithmetic"):
-            conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.RandomInvert()]))
+        a = conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.RandomInvert()]))
+        assert a.pil_transforms == 1  # on the PIL image: torchvision's PIL functional
+        with pytest.raises(conveyor.ConfigError, match=r"transform 1 \(RandomAffine\) is torchvision v1's "
+                                                       r"\(torchvision.transforms\).*v2.RandomAffine after ToImage"):
+            conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.RandomAffine(10)]))
 
 
 def test_each_pixel_transform_becomes_the_cpp_transform_of_its_name():

@@ -36,16 +36,22 @@ CONVEYOR_HD inline void rgb_to_hsv(const std::uint8_t* rgb, std::uint8_t* hsv) n
   }
   const float cr = static_cast<float>(maxc - minc);
   const float s = exact::div(cr, static_cast<float>(maxc));
-  const float rc = exact::div(static_cast<float>(maxc - r), cr);
-  const float gc = exact::div(static_cast<float>(maxc - g), cr);
-  const float bc = exact::div(static_cast<float>(maxc - b), cr);
+  const auto part = [&](int channel) { return exact::div(static_cast<float>(maxc - channel), cr); };  // rc, gc, bc
   float h;
-  if (r == maxc) h = exact::sub(bc, gc);
-  else if (g == maxc) h = static_cast<float>(exact::sub(exact::add(2.0, static_cast<double>(rc)), static_cast<double>(bc)));
-  else h = static_cast<float>(exact::sub(exact::add(4.0, static_cast<double>(gc)), static_cast<double>(rc)));
-  h = static_cast<float>(::fmod(exact::add(exact::div(static_cast<double>(h), 6.0), 1.0), 1.0));
+  if (r == maxc) h = exact::sub(part(b), part(g));
+  else if (g == maxc) h = static_cast<float>(exact::sub(exact::add(2.0, static_cast<double>(part(r))), static_cast<double>(part(b))));
+  else h = static_cast<float>(exact::sub(exact::add(4.0, static_cast<double>(part(g))), static_cast<double>(part(r))));
+  // fmod(h / 6 + 1, 1): the sum lies in [5/6, 11/6], where subtracting 1 is exact
+  const double turns = exact::add(exact::div(static_cast<double>(h), 6.0), 1.0);
+  h = static_cast<float>(turns >= 1.0 ? exact::sub(turns, 1.0) : turns);
   hsv[0] = clip8(static_cast<int>(exact::mul(static_cast<double>(h), 255.0)));
   hsv[1] = clip8(static_cast<int>(exact::mul(static_cast<double>(s), 255.0)));
+}
+
+/// C's `round` of a value in [0, 2^31): half away from zero, without the library call.
+[[nodiscard]] CONVEYOR_HD inline int round_positive(double v) noexcept {
+  const int whole = static_cast<int>(v);
+  return whole + (exact::sub(v, static_cast<double>(whole)) >= 0.5 ? 1 : 0);  // the fraction is exact
 }
 
 /// hsv2rgb: one pixel back.
@@ -56,15 +62,16 @@ CONVEYOR_HD inline void hsv_to_rgb(const std::uint8_t* hsv, std::uint8_t* rgb) n
     return;
   }
   const double sector = exact::div(exact::mul(static_cast<double>(h), 6.0), 255.0);
-  const int i = static_cast<int>(::floor(sector));
+  const int i = static_cast<int>(sector);  // floor: the sector is not negative
   const float f = static_cast<float>(exact::sub(sector, static_cast<double>(i)));
   const float fs = static_cast<float>(exact::div(static_cast<double>(s), 255.0));
   const double value = static_cast<double>(v);
-  const std::uint8_t p = clip8(static_cast<int>(::round(exact::mul(value, exact::sub(1.0, static_cast<double>(fs))))));
+  // round(v * (1 - ...)): the products lie in [0, 255]
+  const std::uint8_t p = clip8(round_positive(exact::mul(value, exact::sub(1.0, static_cast<double>(fs)))));
   const std::uint8_t q =
-      clip8(static_cast<int>(::round(exact::mul(value, exact::sub(1.0, static_cast<double>(exact::mul(fs, f)))))));
-  const std::uint8_t t = clip8(static_cast<int>(
-      ::round(exact::mul(value, exact::sub(1.0, exact::mul(static_cast<double>(fs), exact::sub(1.0, static_cast<double>(f))))))));
+      clip8(round_positive(exact::mul(value, exact::sub(1.0, static_cast<double>(exact::mul(fs, f))))));
+  const std::uint8_t t = clip8(round_positive(
+      exact::mul(value, exact::sub(1.0, exact::mul(static_cast<double>(fs), exact::sub(1.0, static_cast<double>(f)))))));
   switch (i % 6) {
     case 0: rgb[0] = v, rgb[1] = t, rgb[2] = p; break;
     case 1: rgb[0] = q, rgb[1] = v, rgb[2] = p; break;
