@@ -150,6 +150,11 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
       throw conveyor::ConfigError("rgb_to_grayscale: conveyor's images keep 3 channels (num_output_channels=3)");
     op = px::rgb_to_grayscale();
   } else if (name == "invert") op = px::invert();
+  else if (name == "permute_channels") {
+    const auto p = a.get<std::vector<int>>("permutation");
+    if (p.size() != 3) throw conveyor::ConfigError("permute_channels: permutation must order the 3 channels");
+    op = px::permute_channels({p[0], p[1], p[2]});
+  }
   else if (name == "posterize") op = px::posterize(a.get<int>("bits"));
   else if (name == "solarize") op = px::solarize(a.get<double>("threshold"));
   else if (name == "autocontrast") op = px::autocontrast();

@@ -364,7 +364,7 @@ TEST_CASE("the registry dispatches each code to its op and no other", "[ops][pix
       {px::pil::adjust_brightness(1), "adjust_brightness"}, {px::pil::adjust_contrast(1), "adjust_contrast"},
       {px::pil::adjust_saturation(1), "adjust_saturation"}, {px::pil::adjust_hue(0), "adjust_hue"},
       {px::pil::adjust_sharpness(1), "adjust_sharpness"},   {px::pil::rgb_to_grayscale(), "rgb_to_grayscale"},
-      {px::pil::autocontrast(), "autocontrast"}};
+      {px::pil::autocontrast(), "autocontrast"},            {px::permute_channels({2, 0, 1}), "permute_channels"}};
   for (const auto& [op, name] : made) {
     INFO(name);
     CHECK(std::string(px::op_name(op.code)) == name);

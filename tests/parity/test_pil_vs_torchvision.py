@@ -113,7 +113,8 @@ PIPELINES = {
         v2.ToDtype(torch.float32, scale=True)]),
     "v2 colour on PIL images, then tensors": lambda: v2.Compose([
         v2.RandomResizedCrop(128), v2.ColorJitter(0.4, 0.4, 0.4, 0.1), v2.RandomGrayscale(0.2),
-        v2.GaussianBlur(5, (0.1, 2.0)), v2.ToImage(), v2.RandomAutocontrast(0.5), v2.ColorJitter(0.3, hue=0.2),
+        v2.GaussianBlur(5, (0.1, 2.0)), v2.RandomChannelPermutation(), v2.ToImage(), v2.RandomAutocontrast(0.5),
+        v2.ColorJitter(0.3, hue=0.2), v2.RandomChannelPermutation(),
         v2.ToDtype(torch.float32, scale=True)]),
 }
 _TAIL = (v1.ToTensor, v1.PILToTensor, v1.ConvertImageDtype, v1.Normalize,

@@ -134,7 +134,8 @@ POINT_CASES = [("adjust_brightness", {"brightness_factor": f}) for f in (0.0, 0.
               [("adjust_saturation", {"saturation_factor": f}) for f in (0.0, 0.6, 1.9)] + \
               [("adjust_hue", {"hue_factor": f}) for f in (-0.5, -0.1, 0.27, 0.5)] + \
               [("rgb_to_grayscale", {"num_output_channels": 3}), ("invert", {})] + \
-              [("posterize", {"bits": b}) for b in (1, 4, 8)] + [("solarize", {"threshold": t}) for t in (0.0, 128.0, 255.0)]
+              [("posterize", {"bits": b}) for b in (1, 4, 8)] + [("solarize", {"threshold": t}) for t in (0.0, 128.0, 255.0)] + \
+              [("permute_channels", {"permutation": p}) for p in ([0, 1, 2], [2, 0, 1], [1, 0, 2])]
 
 
 @pytest.mark.parametrize("name,kwargs", POINT_CASES)

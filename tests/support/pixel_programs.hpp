@@ -88,7 +88,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
     }
   };
   const auto interpolation = [&] { return rng.below(2) ? px::Interpolation::bilinear : px::Interpolation::nearest; };
-  switch (rng.below(25)) {
+  switch (rng.below(26)) {
     case 0: return px::adjust_brightness(pick({0.0, 1.0, 2.0}, 0.0, 2.5));
     case 1: return px::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
     case 2: return px::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5));
@@ -138,6 +138,11 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
       a.fill = maybe_fill();
       if (rng.below(3) == 0) a.center = std::array{rng.uniform(-2.0 * width, 2.0 * width), 0.0};
       return px::pil::affine(a, width, height);
+    }
+    case 24: {
+      std::array<int, 3> order{0, 1, 2};
+      for (int i = 2; i > 0; --i) std::swap(order[std::size_t(i)], order[rng.below(static_cast<std::uint64_t>(i + 1))]);
+      return px::permute_channels(order);
     }
     case 23:
       return px::pil::rotate({.angle = pick({0.0, 90.0, 180.0, 270.0, -90.0, 1e-9}, -360.0, 360.0),

@@ -141,7 +141,7 @@ inline FuzzOutcome run_program_case(std::span<const std::uint8_t> bytes, DeviceP
     if (b.dtype == DType::u8) b.normalize.reset();
     second = b;
   }
-  const bool device = c.eighths(3) || path == DevicePath::cuda;  // a GPU replays every case on it
+  const bool device = c.eighths(4) || path == DevicePath::cuda;  // a GPU replays every case on it
   const std::uint32_t how = c.below(3);
   const std::vector<std::byte> image = random_encoded_image(c);
   const std::vector<std::byte> other = random_encoded_image(c);

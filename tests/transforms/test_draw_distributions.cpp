@@ -176,6 +176,32 @@ TEST_CASE("RandomOrder's order is a uniform permutation (torch.randperm(len(tran
   CHECK(binomial_fits(invert_first, draws, 1.0 / 3.0));
 }
 
+TEST_CASE("RandomChannelPermutation's order is a uniform permutation of the channels (torch.randperm(3), "
+          "_color.py's RandomChannelPermutation)",
+          "[transforms][distribution]") {
+  std::map<std::array<std::int32_t, 3>, double> orders;
+  for (const SampleProgram& p : programs({RandomChannelPermutation{}})) {
+    REQUIRE(p.pixels.count == 1);
+    REQUIRE(p.pixels.ops[0].code == px::PermuteChannels::code);
+    ++orders[{p.pixels.ops[0].i[0], p.pixels.ops[0].i[1], p.pixels.ops[0].i[2]}];
+  }
+  REQUIRE(orders.size() == 6);
+  std::vector<double> counts;
+  for (const auto& [o, n] : orders) {
+    INFO("order " << o[0] << ", " << o[1] << ", " << o[2] << ": " << n << " of " << draws);
+    CHECK(binomial_fits(std::size_t(n), draws, 1.0 / 6.0));
+    counts.push_back(n);
+  }
+  CHECK(chi_square_uniform(counts) < chi_square_bound(5));
+  // channel k of the result is channel permutation[k] of the image
+  px::PixelProgram program;
+  px::append(program, px::permute_channels({2, 0, 1}));
+  std::uint8_t rgb[3] = {10, 20, 30};
+  px::PermuteChannels::apply(program.ops[0], rgb);
+  CHECK((rgb[0] == 30 && rgb[1] == 10 && rgb[2] == 20));
+  CHECK_THROWS_WITH(px::permute_channels({0, 0, 1}), Catch::Contains("permute_channels: the record must hold a permutation"));
+}
+
 TEST_CASE("ColorJitter's factors are uniform on their ranges and float32 (_color.py:143-152)",
           "[transforms][distribution]") {
   const ColorJitter jitter{.brightness = 0.4, .contrast = {0.5, 1.0}, .saturation = 0.8, .hue = 0.1};

@@ -20,6 +20,7 @@
 #include <conveyor/transforms/random_adjust_sharpness.hpp>
 #include <conveyor/transforms/random_affine.hpp>
 #include <conveyor/transforms/random_autocontrast.hpp>
+#include <conveyor/transforms/random_channel_permutation.hpp>
 #include <conveyor/transforms/random_equalize.hpp>
 #include <conveyor/transforms/random_erasing.hpp>
 #include <conveyor/transforms/random_grayscale.hpp>
@@ -49,7 +50,8 @@ using PixelTransforms =
     TransformList<RandomHorizontalFlip, RandomVerticalFlip, ColorJitter, Grayscale, RandomGrayscale, RandomInvert,
                   RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                   GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
-                  RandomErasing, RandomApply, RandomChoice, RandomOrder, Identity>;
+                  RandomErasing, RandomApply, RandomChoice, RandomOrder, Identity,
+                  RandomChannelPermutation>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;

@@ -30,6 +30,7 @@ struct ResampleScratch {
   std::vector<std::int32_t> wx_at, wy_at;
   std::vector<std::int16_t> wx_pairs;     // per output column, its taps two at a time (see `pair_weights`)
   std::vector<std::int32_t> wx_pairs_at;  // column o's pairs from wx_pairs[8 * wx_pairs_at[o]], or -1: scalar
+  std::vector<std::uint8_t> wx_split;     // column o's weights split in 11-bit halves (Pillow's 22-bit ones)
   std::vector<std::uint8_t> rows;    // horizontal sums: needed source rows x out_width x 3
   std::vector<std::int32_t> sums;    // one output row's vertical sums, out_width x 3
   std::vector<std::uint8_t> bytes;   // the same row rounded
@@ -57,13 +58,15 @@ inline int axis_weights(const AxisPlan& a, std::int32_t n, std::vector<AxisTaps>
 /// taps j, j + 1, eight int16 `w_j w_j+1 w_j w_j+1 w_j w_j+1 0 0` (an odd count's last pair
 /// has w_j+1 = 0). `pair_sums` reads 8 bytes a pair, 2 of them from pixel j + 2, so a column
 /// qualifies when that pixel is inside the source row and pixels are 3 bytes apart; the others
-/// (`at[o]` = -1) take the scalar loop, as do columns whose weights do not fit int16 (Pillow's
-/// 22-bit ones; torch's `weight_precision` keeps its at most 2^14, a weight of one at 14 bits,
-/// and a negative cubic lobe multiplies as well: `madd` is signed).
+/// (`at[o]` = -1) take the scalar loop. Weights that do not fit int16 (Pillow's, up to 2^22, signed
+/// where a lobe is negative) are split, `w = hi * 2^11 + lo` with lo in [0, 2^11): the column's
+/// pairs of `hi`, then those of `lo` (`split[o]`), each half's products fitting `madd`'s 16 bits;
+/// torch's `weight_precision` keeps its weights within int16.
 inline void pair_weights(const SamplePlan& plan, const std::vector<AxisTaps>& taps, const std::vector<std::int32_t>& w,
                          const std::vector<std::int32_t>& w_at, std::vector<std::int16_t>& pairs,
-                         std::vector<std::int32_t>& at) {
+                         std::vector<std::int32_t>& at, std::vector<std::uint8_t>& split) {
   at.assign(taps.size(), -1);
+  split.assign(taps.size(), 0);
   pairs.clear();
   if (plan.src.x_stride != 3) return;
   for (std::size_t o = 0; o < taps.size(); ++o) {
@@ -71,13 +74,21 @@ inline void pair_weights(const SamplePlan& plan, const std::vector<AxisTaps>& ta
     const std::int32_t count = t.count, npairs = (count + 1) / 2;
     if (count == 0 || plan.x.src_begin + t.first + 2 * npairs >= plan.src.width) continue;
     const std::int32_t* wo = w.data() + w_at[o];
-    if (!std::all_of(wo, wo + count, [](std::int32_t v) { return v >= INT16_MIN && v <= INT16_MAX; })) continue;
+    const bool fits = std::all_of(wo, wo + count, [](std::int32_t v) { return v >= INT16_MIN && v <= INT16_MAX; });
+    if (!fits && !std::all_of(wo, wo + count, [](std::int32_t v) { return v >= -(1 << 26) && v < (1 << 26); }))
+      continue;  // the high halves would not fit int16 either
     at[o] = static_cast<std::int32_t>(pairs.size() / 8);
-    for (std::int32_t m = 0; m < npairs; ++m) {
-      const auto a = static_cast<std::int16_t>(wo[2 * m]);
-      const auto b = static_cast<std::int16_t>(2 * m + 1 < count ? wo[2 * m + 1] : 0);
-      pairs.insert(pairs.end(), {a, b, a, b, a, b, 0, 0});
-    }
+    split[o] = fits ? 0 : 1;
+    const auto weight = [&](std::int32_t j, int half) -> std::int16_t {  // half 0: whole (or hi), 1: lo
+      const std::int32_t v = j < count ? wo[j] : 0;
+      if (fits) return static_cast<std::int16_t>(v);
+      return static_cast<std::int16_t>(half == 0 ? v >> 11 : v & 0x7FF);
+    };
+    for (int half = 0; half < (fits ? 1 : 2); ++half)
+      for (std::int32_t m = 0; m < npairs; ++m) {
+        const std::int16_t a = weight(2 * m, half), b = weight(2 * m + 1, half);
+        pairs.insert(pairs.end(), {a, b, a, b, a, b, 0, 0});
+      }
   }
 }
 
@@ -111,7 +122,15 @@ inline void horizontal_row(const std::uint8_t* at0, std::int64_t xs, std::int32_
     const std::uint8_t* first = at0 + std::int64_t{t.first - col0} * xs;
 #if defined(__SSE2__)
     if (const std::int32_t at = s.wx_pairs_at[ox]; at >= 0) {
-      const __m128i sums = pair_sums(first, s.wx_pairs.data() + 8 * std::size_t(at), (t.count + 1) / 2, half);
+      const std::int16_t* w = s.wx_pairs.data() + 8 * std::size_t(at);
+      const std::int32_t npairs = (t.count + 1) / 2;
+      __m128i sums = half;
+      if (s.wx_split[ox]) {  // sum(w p) = 2^11 sum(hi p) + sum(lo p), exactly
+        const __m128i high = pair_sums(first, w, npairs, zero);
+        sums = pair_sums(first, w + 8 * std::size_t(npairs), npairs, _mm_add_epi32(_mm_slli_epi32(high, 11), half));
+      } else {
+        sums = pair_sums(first, w, npairs, half);
+      }
       // Shifted, then saturated to [0, 255] twice over (32 -> 16 -> 8 bits): `fixed_to_u8`.
       const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(_mm_sra_epi32(sums, shift), zero), zero);
       const auto rgb0 = static_cast<std::uint32_t>(_mm_cvtsi128_si32(bytes));
@@ -168,7 +187,7 @@ CONVEYOR_CPU_CLONES inline void resample(const std::uint8_t* src, const SamplePl
   const std::int32_t row_lo = rows[0], row_hi = rows[1], col_lo = cols[0], col_hi = cols[1];
   s.rows.resize(static_cast<std::size_t>((row_hi - row_lo) * row_elems + (col_hi - col_lo) * 3));
 #if defined(__SSE2__)
-  if (!columns_first) detail::pair_weights(plan, s.tx, s.wx, s.wx_at, s.wx_pairs, s.wx_pairs_at);
+  if (!columns_first) detail::pair_weights(plan, s.tx, s.wx, s.wx_at, s.wx_pairs, s.wx_pairs_at, s.wx_split);
   else s.wx_pairs_at.assign(s.tx.size(), -1);
 #else
   s.wx_pairs_at.assign(s.tx.size(), -1);

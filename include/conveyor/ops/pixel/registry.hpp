@@ -31,6 +31,7 @@
 #include <conveyor/ops/pixel/gaussian_blur.hpp>
 #include <conveyor/ops/pixel/invert.hpp>
 #include <conveyor/ops/pixel/op.hpp>
+#include <conveyor/ops/pixel/permute_channels.hpp>
 #include <conveyor/ops/pixel/pil_adjust_brightness.hpp>
 #include <conveyor/ops/pixel/pil_adjust_contrast.hpp>
 #include <conveyor/ops/pixel/pil_adjust_hue.hpp>
@@ -56,7 +57,7 @@ struct OpList {};
 using PixelOps = OpList<AdjustBrightness, AdjustContrast, AdjustSaturation, AdjustHue, RgbToGrayscale, Invert,
                         Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip,
                         PilAdjustBrightness, PilAdjustSaturation, PilAdjustContrast, PilAdjustSharpness, PilAdjustHue,
-                        PilRgbToGrayscale, PilAutocontrast, PilAffine>;
+                        PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels>;
 
 namespace detail {
 
