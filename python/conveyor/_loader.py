@@ -9,7 +9,7 @@ from . import _args
 from . import _conveyor
 from ._batch import batch_ops
 from ._open import open_dataset
-from ._transforms import ImageAugment, RawTensor, Views
+from ._transforms import RawTensor, Views, compiled_transform
 
 T = TypeVar("T")
 
@@ -136,8 +136,9 @@ class Loader:
 
     transform: an ImageAugment, a RawTensor, a Views (or a list of image transforms: one view
     copy each; the loop then yields a list of tensors), or a torchvision Compose (v2 on tensors, v1
-    on PIL images; conveyor.transforms' too), compiled by `ImageAugment.from_transforms` (whose
-    image_backend="pil" reads a v2 Compose as fed PIL images); by default `ImageAugment.eval()` (Resize 256,
+    on PIL images; conveyor.transforms' too), compiled by `ImageAugment.from_transforms` with
+    `image_backend` ("pil": the Compose is fed PIL images, as torchvision's ImageFolder feeds them;
+    "tensor": decode_image's tensors; None: "pil" for v1, else "tensor"); by default `ImageAugment.eval()` (Resize 256,
     CenterCrop 224, ImageNet normalisation, f32): deterministic, what evaluation wants; train with
     `ImageAugment.train(...)`. shuffle: each epoch in its own order, a permutation that is a pure
     function of (seed, epoch) (without it, dataset order every epoch). seed: keys the order and
@@ -180,19 +181,15 @@ class Loader:
                  drop_last: bool = False, on_error: str = "raise",
                  device: Any = "cpu", stream: Any = None, distributed: Union[bool, str, Tuple[int, int]] = False,
                  output: Optional[str] = None, shard_window: int = 0, decode: str = "cpu",
-                 gpu_share: Optional[float] = None, gpu_upsampling: str = "interpolated", batch_transform: Any = None):
+                 gpu_share: Optional[float] = None, gpu_upsampling: str = "interpolated", batch_transform: Any = None,
+                 image_backend: Optional[str] = None):
         who = "Loader"
         if isinstance(dataset, (str, bytes, os.PathLike)):
             dataset = open_dataset(dataset)
         elif not isinstance(dataset, _conveyor.Dataset):
             raise TypeError(f"Loader: dataset must be a conveyor dataset (ImageFolder, FileList, ...) or a path, "
                             f"got {type(dataset).__name__}")
-        if transform is None:
-            transform = ImageAugment.eval()
-        elif isinstance(transform, list):
-            transform = Views(transform)
-        elif not isinstance(transform, (ImageAugment, RawTensor, Views)):
-            transform = ImageAugment.from_transforms(transform)
+        transform = compiled_transform(who, transform, image_backend)
         self.dataset = dataset
         self.batch_size = _args.integer(who, "batch_size", batch_size, 0)  # 0: the pipeline says > 0
         self.shuffle = _args.flag(who, "shuffle", shuffle)

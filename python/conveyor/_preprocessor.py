@@ -4,7 +4,7 @@ from typing import Any, Dict, Optional, Sequence
 from . import _args
 from . import _conveyor
 from ._loader import Loader, _device_index, _stream_handle
-from ._transforms import ImageAugment, RawTensor
+from ._transforms import RawTensor, Views, compiled_transform
 
 
 class Preprocessor:
@@ -16,7 +16,7 @@ class Preprocessor:
 
     `transform` defaults to `ImageAugment.eval()` (Resize 256, CenterCrop 224, normalize); a
     torchvision Compose (v2, or v1 on PIL images) is compiled as a Loader compiles it
-    (`ImageAugment.from_transforms`). Up to
+    (`ImageAugment.from_transforms`, with `image_backend`). Up to
     `lanes` requests are prepared at once, each by its lane's `workers` threads (so up to
     `lanes * workers` threads exist; idle ones sleep). A call waits for a free lane; past
     `max_waiting` waiting calls it raises `Overloaded` at once, and past `timeout` seconds
@@ -29,13 +29,12 @@ class Preprocessor:
     def __init__(self, transform: Any = None, max_images: int = 32, lanes: int = 2,
                  max_waiting: int = 64, workers: int = -1, prefetch: int = 3, device: Any = "cpu",
                  stream: Any = None, decode: str = "cpu", gpu_share: Optional[float] = None,
-                 output: Optional[str] = None, gpu_upsampling: str = "interpolated"):
+                 output: Optional[str] = None, gpu_upsampling: str = "interpolated",
+                 image_backend: Optional[str] = None):
         who = "Preprocessor"
-        self.transform = transform if transform is not None else ImageAugment.eval()
-        if isinstance(self.transform, RawTensor):
-            raise _conveyor.ConfigError("Preprocessor: a request holds encoded images: use an ImageAugment")
-        if not isinstance(self.transform, ImageAugment):
-            self.transform = ImageAugment.from_transforms(self.transform)
+        if isinstance(transform, (RawTensor, Views, list)):
+            raise _conveyor.ConfigError("Preprocessor: a request holds encoded images: use an ImageAugment or a Compose")
+        self.transform = compiled_transform(who, transform, image_backend)
         self.max_images = _args.integer(who, "max_images", max_images, 0, _args.INT64_MAX)
         index = _device_index(who, device, False)
         self._impl = _conveyor.Preprocessor(

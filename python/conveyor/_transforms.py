@@ -223,6 +223,22 @@ class ImageAugment:
         return [DrawnCall(function, kwargs) for function, kwargs in calls]
 
 
+def compiled_transform(who: str, transform: Any, image_backend: Optional[str]) -> Any:
+    """A Loader's or Preprocessor's `transform` as it runs: ImageAugment.eval() for None, Views
+    for a list, a Compose compiled with `image_backend`, the others as they are."""
+    if transform is None:
+        transform = ImageAugment.eval()
+    if isinstance(transform, (ImageAugment, RawTensor, Views)):
+        if image_backend is not None:
+            raise _conveyor.ConfigError(f"{who}: image_backend applies to a torchvision Compose, not to "
+                                        f"{type(transform).__name__}, which is conveyor's already (ImageAugment's "
+                                        "resampling and pil_transforms say what a Compose's image_backend would)")
+        return transform
+    if isinstance(transform, list):
+        return Views(transform, image_backend=image_backend)
+    return ImageAugment.from_transforms(transform, image_backend)
+
+
 @dataclasses.dataclass
 class RawTensor:
     """Samples that are already fixed-shape arrays: each sample's bytes become one tensor of
@@ -250,10 +266,12 @@ class Views:
     Copy 0 draws as its transform alone would (the same batches as a Loader with that transform);
     copy k > 0 from a stream of its own, so appending views changes no earlier copy. Each image is
     decoded once, the union of its copies' windows; without DCT scaling (a Compose's) every copy
-    is, bit for bit, its transform run alone on its stream."""
+    is, bit for bit, its transform run alone on its stream. image_backend: how a Compose among
+    them is compiled (`ImageAugment.from_transforms`)."""
 
     views: Sequence[Any]
     grouped: bool = False
+    image_backend: Optional[str] = None
 
     def parts(self) -> List[Tuple[Any, int]]:
         """(ImageAugment, count) for each view."""
@@ -266,7 +284,7 @@ class Views:
                 raise _conveyor.ConfigError(f"Views: view {k} is not an image transform (an ImageAugment or a "
                                             f"torchvision v2 Compose), got {type(transform).__name__}")
             if not isinstance(transform, ImageAugment):
-                transform = ImageAugment.from_transforms(transform)
+                transform = ImageAugment.from_transforms(transform, self.image_backend)
             out.append((transform, _args.integer(f"Views: view {k}", "count", count, 1)))
         return out
 

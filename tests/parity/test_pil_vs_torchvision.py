@@ -183,6 +183,31 @@ def test_a_pil_pipeline_equals_torchvision_on_the_parameters_conveyor_drew(photo
                 f"{path.name} epoch {epoch}: {calls}; {(images[index].double() - expected.double()).abs().max()} off")
 
 
+def test_the_loader_and_the_preprocessor_read_a_v2_compose_as_fed_pil_images_when_told(photos):
+    compose = v2.Compose([v2.Resize(80), v2.CenterCrop(64), v2.ColorJitter(0.4, 0.4, 0.4, 0.1), v2.ToImage(),
+                          v2.ToDtype(torch.float32, scale=True)])
+    dataset = conveyor.ImageFolder(str(photos))
+    n = min(8, len(dataset))
+
+    def first_batch(transform, **kwargs):
+        (images, _), *_ = list(conveyor.Loader(dataset, batch_size=n, seed=5, workers=2, transform=transform,
+                                               **kwargs))
+        return images
+
+    on_pil = first_batch(compose, image_backend="pil")
+    assert torch.equal(on_pil, first_batch(conveyor.ImageAugment.from_transforms(compose, image_backend="pil")))
+    assert not torch.equal(on_pil, first_batch(compose))  # Pillow's resize and ImageEnhance, not torch's
+    eval_compose = v2.Compose([v2.Resize(80), v2.CenterCrop(64), v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])
+    served = conveyor.Preprocessor(eval_compose, image_backend="pil")(
+        [pathlib.Path(dataset.name(i)).read_bytes() for i in range(n)])
+    assert torch.equal(served, first_batch(eval_compose, image_backend="pil"))
+    with pytest.raises(conveyor.ConfigError, match=r"^Loader: image_backend applies to a torchvision Compose, not to "
+                                                   r"ImageAugment"):
+        conveyor.Loader(dataset, transform=conveyor.ImageAugment.eval(), image_backend="pil")
+    with pytest.raises(conveyor.ConfigError, match=r"image_backend must be 'pil' or 'tensor', got 'PIL'"):
+        conveyor.Preprocessor(eval_compose, image_backend="PIL")
+
+
 def test_a_v1_pipeline_is_read_as_pil_and_v2_as_tensors_unless_told():
     assert conveyor.ImageAugment.from_transforms(PIPELINES["eval"]()).resampling == "pil_bilinear"
     compose = v2.Compose([v2.Resize(256, interpolation=v2.InterpolationMode.BICUBIC), v2.CenterCrop(224)])
