@@ -49,7 +49,9 @@ case "$(basename "$fuzzer")" in
            conveyor_test::HostDecodeJpegs::decode) ;;
   *) echo "smoke.sh: no seeds for $fuzzer" >&2; exit 2 ;;
 esac
-flags=(-max_len=65536 -timeout=10 -rss_limit_mb=2048)
+# A unit may take seconds instrumented (a program of large blurs, or Pillow's stepped affine
+# engines, on a 700-pixel image, through both paths): the smoke run looks for crashes, not speed.
+flags=(-max_len=65536 -timeout=60 -rss_limit_mb=2048)
 "$fuzzer" "${flags[@]}" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/" \
   "$work/corpus" "$work/seeds" 2>&1 | tail -n 12
 
