@@ -74,6 +74,18 @@ struct RotateParams {
   return m;
 }
 
+/// The source pixel of output (x, y) after `turns` quarter turns counter-clockwise of a `width` x
+/// `height` image (torch.rot90's and Pillow's transposes; 0 or 4 copies).
+CONVEYOR_HD inline void quarter_turn_source(int turns, int width, int height, int& x, int& y) noexcept {
+  const int ox = x, oy = y;
+  switch (turns) {
+    case 1: x = width - 1 - oy, y = ox; break;
+    case 2: x = width - 1 - ox, y = height - 1 - oy; break;
+    case 3: x = oy, y = height - 1 - ox; break;
+    default: break;
+  }
+}
+
 struct Affine {
   static constexpr std::int32_t code = 13;
   static constexpr OpKind kind = OpKind::neighbourhood;
@@ -98,12 +110,7 @@ struct Affine {
     using namespace exact;
     if (op.i[2] >= 0) {  // rotate's shortcuts
       int sx = x, sy = y;
-      switch (op.i[2]) {
-        case 1: sx = width - 1 - y, sy = x; break;
-        case 2: sx = width - 1 - x, sy = height - 1 - y; break;
-        case 3: sx = y, sy = height - 1 - x; break;
-        default: break;
-      }
+      quarter_turn_source(op.i[2], width, height, sx, sy);
       const std::uint8_t* s = src + (std::int64_t{sy} * width + sx) * 3;
       for (int c = 0; c < 3; ++c) rgb[c] = s[c];
       return;
@@ -176,6 +183,21 @@ inline PixelOp affine_record(const std::array<double, 6>& matrix, Interpolation 
   return op;
 }
 
+/// Python's `angle % 360`: in [0, 360), -1e-20 becoming 360 - 1e-20 rounded, 360 (resampled, as in Python).
+[[nodiscard]] inline double python_degrees(double angle) {
+  const double a = std::fmod(angle, 360.0);
+  return a < 0.0 ? exact::add(a, 360.0) : a;
+}
+
+/// affine's checks of its arguments and image size.
+inline void expect_affine(const AffineParams& a, int width, int height, SourceLocation where = SourceLocation::current()) {
+  expect(width > 0 && height > 0, Affine::name, "the image size must be positive", width > 0 ? height : width, where);
+  for (double v : {a.angle, a.translate[0], a.translate[1], a.shear[0], a.shear[1]})
+    expect(std::isfinite(v), Affine::name, "angle, translate and shear must be finite", v, where);
+  expect(std::isfinite(a.scale) && a.scale > 0.0, Affine::name, "scale must be finite and > 0", a.scale, where);
+  expect_fill(a.fill);
+}
+
 /// torchvision's centre argument as `_get_inverse_affine_matrix` takes it: relative to the middle.
 inline std::array<double, 2> relative_center(const std::optional<std::array<double, 2>>& center, int width,
                                              int height) {
@@ -190,11 +212,7 @@ inline std::array<double, 2> relative_center(const std::optional<std::array<doub
 /// `width` x `height` image.
 /// @throws ConfigError unless the numbers are finite, the scale > 0, the fill in [0, 255] and the size positive.
 [[nodiscard]] inline PixelOp affine(const AffineParams& a, int width, int height) {
-  detail::expect(width > 0 && height > 0, Affine::name, "the image size must be positive", width > 0 ? height : width);
-  for (double v : {a.angle, a.translate[0], a.translate[1], a.shear[0], a.shear[1]})
-    detail::expect(std::isfinite(v), Affine::name, "angle, translate and shear must be finite", v);
-  detail::expect(std::isfinite(a.scale) && a.scale > 0.0, Affine::name, "scale must be finite and > 0", a.scale);
-  detail::expect_fill(a.fill);
+  detail::expect_affine(a, width, height);
   const auto m = inverse_affine_matrix(detail::relative_center(a.center, width, height), a.angle, a.translate,
                                        a.scale, a.shear);
   return detail::affine_record(m, a.interpolation, a.fill, -1, width, height);
@@ -207,8 +225,7 @@ inline std::array<double, 2> relative_center(const std::optional<std::array<doub
   detail::expect(width > 0 && height > 0, Affine::name, "the image size must be positive", width > 0 ? height : width);
   detail::expect(std::isfinite(r.angle), "rotate", "angle must be finite", r.angle);
   detail::expect_fill(r.fill);
-  double angle = std::fmod(r.angle, 360.0);  // Python's `angle % 360`
-  if (angle < 0.0) angle = exact::add(angle, 360.0);  // -1e-20 becomes 360: resampled, as in Python
+  const double angle = detail::python_degrees(r.angle);
   if (!r.center) {
     if (angle == 0.0) return detail::affine_record({}, r.interpolation, r.fill, 0, width, height);
     if (angle == 180.0) return detail::affine_record({}, r.interpolation, r.fill, 2, width, height);

@@ -65,13 +65,11 @@ struct PilAffine {
       for (int c = 0; c < 3; ++c) rgb[c] = s[c];
     };
     switch (op.i[0]) {
-      case turn:
-        switch (op.i[1]) {
-          case 1: return take(width - 1 - y, x);
-          case 2: return take(width - 1 - x, height - 1 - y);
-          case 3: return take(y, height - 1 - x);
-          default: return take(x, y);
-        }
+      case turn: {
+        int sx = x, sy = y;
+        quarter_turn_source(op.i[1], width, height, sx, sy);
+        return take(sx, sy);
+      }
       case scale: {  // the positions of row y and column x, stepped as Pillow steps them
         double xo = op.d[1], yo = op.d[3];
         for (int k = 0; k < x; ++k) xo = add(xo, op.d[0]);
@@ -131,17 +129,6 @@ namespace pil_detail {
   char text[512];
   std::snprintf(text, sizeof text, "%.15f", v);
   return std::strtod(text, nullptr);
-}
-
-/// Python's float `%`: the remainder with the divisor's sign.
-[[nodiscard]] inline double python_mod(double a, double b) {
-  double m = std::fmod(a, b);
-  if (m != 0.0) {
-    if ((b < 0.0) != (m < 0.0)) m += b;
-  } else {
-    m = std::copysign(0.0, b);
-  }
-  return m;
 }
 
 /// torchvision's `_parse_fill` for an RGB image: `int(v)` of each value, 0 without one.
@@ -210,7 +197,7 @@ namespace pil {
 /// inverse matrix about `center`, (w / 2, h / 2) by default, through `Image.transform`.
 /// @throws ConfigError as `ops::pixel::affine` does.
 [[nodiscard]] inline PixelOp affine(const AffineParams& p, int width, int height) {
-  (void)ops::pixel::affine(p, width, height);  // the same checks
+  detail::expect_affine(p, width, height);
   const std::array<double, 2> center =
       p.center ? *p.center : std::array{exact::mul(static_cast<double>(width), 0.5), exact::mul(static_cast<double>(height), 0.5)};
   return transform_affine(inverse_affine_matrix(center, p.angle, p.translate, p.scale, p.shear), p.interpolation,
@@ -223,7 +210,7 @@ namespace pil {
 [[nodiscard]] inline PixelOp rotate(const RotateParams& r, int width, int height) {
   using namespace exact;
   detail::expect(std::isfinite(r.angle), PilAffine::name, "angle must be finite", r.angle);
-  const double angle = pil_detail::python_mod(r.angle, 360.0);
+  const double angle = detail::python_degrees(r.angle);
   if (!r.center) {
     detail::expect(width > 0 && height > 0, PilAffine::name, "the image size must be positive",
                    width > 0 ? height : width);
