@@ -1,5 +1,7 @@
 // The GPU side of conveyor, against its ceilings and its baseline, in one run:
 //   kernel/*      the fused augmentation kernel on a 256-image batch (bytes moved per second)
+//   kernel_filter/*  the same (bf16 NCHW) with each filter the kernel resamples: torch's bicubic,
+//                 Pillow's (torchvision v1), against the default bilinear
 //   layout        the kernel that lays out its filter windows, which the pipeline runs on its
 //                 load stream
 //   d2d_copy      a device-to-device copy: the bandwidth ceiling, measured beside it
@@ -46,6 +48,7 @@ void run_kernel(benchmark::State& state, bool layout_only) {
   using namespace conveyor;
   const auto dtype = static_cast<DType>(state.range(0));
   const auto layout = static_cast<Layout>(state.range(1));
+  const auto filter = static_cast<ops::Resampling>(state.range(2));
   ImageAugment aug = ImageAugment::train(224);
   aug.dtype = dtype;
   aug.layout = layout;
@@ -59,8 +62,8 @@ void run_kernel(benchmark::State& state, bool layout_only) {
     const int w = 224 + int(rng.below(224)), h = 224 + int(rng.below(224));
     ops::SamplePlan& p = plans[i];
     p.out_width = p.out_height = 224;
-    p.x = {0.0f, float(w) / 224.0f, 0, 224, 0, w};
-    p.y = {0.0f, float(h) / 224.0f, 0, 224, 0, h};
+    p.x = {0.0f, float(w) / 224.0f, 0, 224, 0, w, filter};
+    p.y = {0.0f, float(h) / 224.0f, 0, 224, 0, h, filter};
     p.src = {static_cast<std::int64_t>(data), 3, std::int64_t{w} * 3, w, h};
     p.flip = static_cast<std::int32_t>(i % 2);
     data += (std::size_t(w) * h * 3 + 15) / 16 * 16;
@@ -224,10 +227,17 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("kernel/" + std::string(to_string(conveyor::DType(dtype))) + "/" +
                                     std::string(to_string(conveyor::Layout(layout)))).c_str(),
                                    kernel)
-          ->Args({dtype, layout})
+          ->Args({dtype, layout, 0})
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("layout", layout)->Args({3, 0})->UseManualTime()->Unit(benchmark::kMicrosecond);
+  const auto filters = conveyor::ops::enum_names(conveyor::ops::Resampling{});
+  for (std::size_t f = 0; f < filters.size(); ++f)
+    if (conveyor::ops::exact_on_device(static_cast<conveyor::ops::Resampling>(f)))
+      benchmark::RegisterBenchmark(("kernel_filter/" + std::string(filters[f])).c_str(), kernel)
+          ->Args({3, 0, static_cast<long long>(f)})
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("layout", layout)->Args({3, 0, 0})->UseManualTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("d2d_copy", d2d_copy)->UseManualTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("serial_loop", serial_loop)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
@@ -253,7 +263,7 @@ int main(int argc, char** argv) {
   std::printf("\n| kernel (256 x 224x224) | us per batch | GB/s moved | share of d2d copy (%.0f GB/s) |\n|---|---|---|---|\n",
               d2d / 1e9);
   for (const auto& [name, run] : rep.runs)
-    if (name.rfind("kernel/", 0) == 0) {
+    if (name.rfind("kernel", 0) == 0) {
       const double bps = rep.counter(name, "bytes_per_second");
       std::printf("| %s | %.1f | %.0f | %.1f %% |\n", name.c_str(), run.GetAdjustedRealTime(), bps / 1e9,
                   d2d > 0 ? 100.0 * bps / d2d : 0.0);

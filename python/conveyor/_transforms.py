@@ -122,7 +122,8 @@ class ImageAugment:
     resampling: the resize's filter and arithmetic: "bilinear" or "bicubic" (torchvision on uint8
     tensors, antialiased), or Pillow's "pil_nearest", "pil_box", "pil_bilinear", "pil_hamming",
     "pil_bicubic", "pil_lanczos" (torchvision v1, and v2 on PIL images). On a GPU the kernel resizes
-    with "bilinear"; the others' samples are resized by the workers, with the same bits.
+    with each of them but "pil_hamming" and "pil_lanczos" (whose weights take sin and cos), whose
+    samples the workers resize; the same bits either way.
 
     `ImageAugment.from_transforms(pipeline)` compiles a whole torchvision v2 Compose (or
     conveyor.transforms') into one; a Loader or a Preprocessor does that with a Compose given as

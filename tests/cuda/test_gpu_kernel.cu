@@ -1,7 +1,8 @@
 // The fused kernel against the CPU resampler, plan by plan, on fresh random plans and pixels: every
-// dtype and layout, source scales from upsampling to the per-pixel path, padding, flips of either
-// axis, mirrored and transposed views, windows at every byte alignment, output sizes that are not
-// whole tiles.
+// dtype and layout, every filter the device resamples (torch's and Pillow's: signed and 22-bit
+// weights, Pillow's columns-first order), source scales from upsampling to the per-pixel path,
+// padding, flips of either axis, mirrored and transposed views, windows at every byte alignment,
+// output sizes that are not whole tiles.
 // Runs only where a GPU is (label gpu).
 
 #include <conveyor/cuda/all.cuh>
@@ -68,6 +69,12 @@ RandomBatch random_batch(std::uint64_t seed, std::size_t count, int out_width, i
     }
     p.x = random_axis(rng, p.src.width, out_width);
     p.y = random_axis(rng, p.src.height, out_height);
+    if (rng.below(2) == 0) {  // half the default filter, half any filter the device resamples
+      const auto filters = ops::enum_names(ops::Resampling{});
+      p.x.filter = p.y.filter = static_cast<ops::Resampling>(rng.below(filters.size()));
+      if (!ops::exact_on_device(p.x.filter)) p.x.filter = p.y.filter = ops::Resampling::pil_bicubic;
+      if (rng.below(3) == 0) p.y.scale *= 3;  // Pillow filters columns first where the height shrinks more
+    }
     b.plans.push_back(p);
   }
   return b;
@@ -127,7 +134,9 @@ TEST_CASE("the fused kernel equals the CPU resampler on random plans and pixels"
           for (std::size_t i = 0; i < b.plans.size(); ++i) {
             const ops::SamplePlan& p = b.plans[i];
             INFO("sample " << i << ": view " << p.src.width << " x " << p.src.height << " strides " << p.src.x_stride
-                           << ", " << p.src.y_stride << ", scales " << p.x.scale << ", " << p.y.scale);
+                           << ", " << p.src.y_stride << ", scales " << p.x.scale << ", " << p.y.scale << ", filter "
+                           << ops::enum_names(ops::Resampling{})[static_cast<std::size_t>(p.x.filter)]
+                           << (ops::vertical_first(p) ? ", columns first" : ""));
             ops::cpu::resample(b.pixels.data(), p, params, expected.data(), scratch);
             REQUIRE(std::memcmp(got.data() + i * sample_bytes, expected.data(), sample_bytes) == 0);  // no tolerance
           }

@@ -4,9 +4,12 @@
 /// torch's antialiased bilinear and bicubic on uint8 tensors (torchvision v2 on tensors), and
 /// Pillow's six (`Image.resize`: torchvision v1, and v2 on PIL images). Each expression is its
 /// library's own, term for term (Pillow's libImaging/Resample.c; torch's UpSample.h): a weight is
-/// rounded to fixed point afterwards, and a product rounded another way can move it by a unit.
+/// rounded to fixed point afterwards, and a product rounded another way can move it by a unit. The
+/// cubics' products are spelled with `exact::` (one rounding each, never fused), so the kernel,
+/// which computes its weights on the device, and a consumer built with contraction get the same.
 
 #include <conveyor/config.hpp>
+#include <conveyor/ops/exact_float.hpp>
 
 #include <cstdint>
 #include <math.h>
@@ -42,6 +45,13 @@ inline constexpr const char* resampling_names[] = {"bilinear",     "bicubic",   
 /// Whether `f` is Pillow's: 22-bit weights, and the pipeline's images are PIL images.
 [[nodiscard]] CONVEYOR_HD constexpr bool is_pil(Resampling f) noexcept { return f >= Resampling::pil_nearest; }
 
+/// Whether a device computes `f`'s weights with the same bits as the host: sums and products do
+/// (the cubics' spelled with `exact::`); Hamming's and Lanczos' take sin and cos, which CUDA's
+/// functions may round other than the C library's, so their samples are resampled on the CPU.
+[[nodiscard]] CONVEYOR_HD constexpr bool exact_on_device(Resampling f) noexcept {
+  return f != Resampling::pil_hamming && f != Resampling::pil_lanczos;
+}
+
 /// The filter's half width at scale 1 (Pillow's `support`, torch's `interp_size / 2`).
 [[nodiscard]] CONVEYOR_HD constexpr double filter_support(Resampling f) noexcept {
   switch (f) {
@@ -70,10 +80,11 @@ inline constexpr double pi = 3.14159265358979323846;  // M_PI, which Pillow uses
 [[nodiscard]] CONVEYOR_HD inline double filter_value(Resampling f, double x) noexcept {
   switch (f) {
     case Resampling::bicubic: {  // torch's aa_filter: cubic_convolution1 and 2 with A = -0.5
+      using namespace exact;
       constexpr double A = -0.5;
       x = fabs(x);
-      if (x < 1.0) return ((A + 2) * x - (A + 3)) * x * x + 1;
-      if (x < 2.0) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+      if (x < 1.0) return add(mul(mul(sub(mul(A + 2, x), A + 3), x), x), 1.0);  // ((A + 2) x - (A + 3)) x x + 1
+      if (x < 2.0) return sub(mul(add(mul(sub(mul(A, x), 5 * A), x), 8 * A), x), 4 * A);  // ((A x - 5A) x + 8A) x - 4A
       return 0.0;
     }
     case Resampling::pil_box:
@@ -85,10 +96,11 @@ inline constexpr double pi = 3.14159265358979323846;  // M_PI, which Pillow uses
       x = x * detail::pi;
       return sin(x) / x * (0.54f + 0.46f * cos(x));  // float constants, as Pillow writes them
     case Resampling::pil_bicubic: {
+      using namespace exact;
       constexpr double a = -0.5;
       if (x < 0.0) x = -x;
-      if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
-      if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+      if (x < 1.0) return add(mul(mul(sub(mul(a + 2.0, x), a + 3.0), x), x), 1.0);  // ((a + 2) x - (a + 3)) x x + 1
+      if (x < 2.0) return mul(sub(mul(add(mul(sub(x, 5.0), x), 8.0), x), 4.0), a);  // (((x - 5) x + 8) x - 4) a
       return 0.0;
     }
     case Resampling::pil_lanczos:

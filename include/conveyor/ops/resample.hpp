@@ -15,12 +15,15 @@
 /// weight` in 32-bit integers from half of the last unit, shifts right by the axis' precision and
 /// clamps to [0, 255]. Integer sums are exact in any order, so both backends give the same bits
 /// as each other and as the libraries (tested against them), and the kernel needs no float
-/// conversions in its tap loops (one `dp2a` sums two taps of a channel; the kernel takes the
-/// default filter only, the others are finished on the CPU).
+/// conversions in its tap loops (the default filter's separable path sums two taps of a channel
+/// in one `dp2a`; the other filters, whose weights are signed or 22-bit, take 32-bit
+/// multiply-adds on its per-pixel path; Hamming and Lanczos are finished on the CPU, see
+/// `exact_on_device`).
 ///
 /// The weights are computed in double from the plan with the operations the libraries use,
 /// written so that a compiler cannot contract them into different fused multiply-adds (the one
-/// mul-add, the tap centre, is an explicit `fma`; with origin 0 it equals their rounded product).
+/// mul-add, the tap centre, is an explicit `fma`; with origin 0 it equals their rounded product;
+/// the support's product is `exact::mul`, and the products by powers of two are exact).
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/filters.hpp>
@@ -64,7 +67,7 @@ struct AxisTaps {
   if (a.filter == Resampling::pil_nearest) return nearest_tap(a, r);
   AxisTaps t;
   t.filter = a.filter;
-  const double support = filter_support(a.filter) * (a.scale >= 1.0 ? a.scale : 1.0);
+  const double support = exact::mul(filter_support(a.filter), a.scale >= 1.0 ? a.scale : 1.0);
   t.inv_support = a.scale >= 1.0 ? 1.0 / a.scale : 1.0;
   t.center = fma(static_cast<double>(r) + 0.5, a.scale, a.origin);
   const std::int32_t size = a.src_end - a.src_begin;

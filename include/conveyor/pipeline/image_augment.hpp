@@ -267,9 +267,6 @@ struct ImageAugment {
       run_program(ctx, p, drawn.pixels, out.data(), ws);
   }
 
-  /// Source scale above which a sample is finished on the CPU instead of by a device.
-  static constexpr double max_device_scale = detail::max_device_scale;
-
   /// On a device: each sample's decoded window is staged (`stage`) for the fused kernel. A slot
   /// gives a sample 4 bytes per output element on average (a window of 4x the output's pixels, 3
   /// bytes each; DCT scaling keeps most below that), and guarantees each the finished sample's size.

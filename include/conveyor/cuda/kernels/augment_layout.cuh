@@ -30,7 +30,8 @@ namespace cuda::kernels {
 inline constexpr int block_x = 32;  ///< threads across: one output column each
 inline constexpr int block_y = 8;   ///< threads down
 inline constexpr int tile_rows = 64;  ///< output rows per block: eight per thread
-/// Filter taps kept per output column/row on the per-pixel path: a source scale up to 32 (taps <= 2 s + 2).
+/// Filter taps kept per output column/row on the per-pixel path: a filter half width (support x
+/// source scale) s up to 32, `detail::max_device_support` (taps <= 2 s + 2).
 inline constexpr int max_taps = 66;
 /// The separable path: source scale up to 3.5, so taps up to 8 (2 s + 1), and the 65 s + 2 source
 /// rows of 64 output rows (six blocks of them fit an SM).
@@ -134,9 +135,11 @@ __device__ inline TapWindows uniform_taps(const ops::AxisPlan& a, int precision,
   return {taps, lo, hi};
 }
 
-/// Whether a sample takes the separable path.
+/// Whether a sample takes the separable path: the default filter's unsigned 16-bit weights, at
+/// source scales whose windows fit its tiles.
 __device__ __forceinline__ bool separable(const ops::SamplePlan& p) {
-  return !p.precomputed && p.x.scale <= separable_scale && p.y.scale <= separable_scale;
+  return !p.precomputed && p.x.filter == ops::Resampling::bilinear && p.x.scale <= separable_scale &&
+         p.y.scale <= separable_scale;
 }
 
 }  // namespace detail
@@ -208,8 +211,8 @@ struct TapTable {
 inline constexpr int layout_warps = 8;  ///< warps per block of `layout_taps`
 
 /// grid (samples: `copies.count` per sample of the batch), block (block_x, Warps): the block finds
-/// the weight precision of the sample's
-/// axes (the least over every resized pixel, as `ops::axis_precision`) and writes its header,
+/// the weight precision of the sample's axes (as `ops::axis_precision`: Pillow's 22, or torch's
+/// least over every resized pixel) and writes its header,
 /// then, for a separable sample, each warp lays out column and row tiles in turn. (A template, as
 /// every kernel here: a header's plain kernel would be defined again by each translation unit
 /// that includes it.)
@@ -228,10 +231,10 @@ __global__ void __launch_bounds__(block_x* Warps)
   }
   if (thread < 2) precision[thread] = 22;
   __syncthreads();
-  int px = 22, py = 22;
-  for (int r = thread; r < p.x.resized; r += block_x * Warps)
+  int px = 22, py = 22;  // Pillow's, whatever the weights (`ops::pil_precision`)
+  for (int r = thread; !ops::is_pil(p.x.filter) && r < p.x.resized; r += block_x * Warps)
     px = min(px, ops::weight_precision(ops::max_weight(ops::resized_taps(p.x, r))));
-  for (int r = thread; r < p.y.resized; r += block_x * Warps)
+  for (int r = thread; !ops::is_pil(p.y.filter) && r < p.y.resized; r += block_x * Warps)
     py = min(py, ops::weight_precision(ops::max_weight(ops::resized_taps(p.y, r))));
   px = __reduce_min_sync(0xFFFFFFFFu, px);
   py = __reduce_min_sync(0xFFFFFFFFu, py);

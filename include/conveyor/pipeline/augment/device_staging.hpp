@@ -21,14 +21,18 @@ namespace conveyor {
 inline namespace v0 {
 namespace detail {
 
-/// Source scale above which a sample is finished on the CPU instead of by a device: the kernel
-/// keeps each output pixel's filter taps in shared memory, sized for this.
-inline constexpr double max_device_scale = 32.0;
+/// The filter's half width (its support times the source scale) above which a sample is finished
+/// on the CPU instead of by a device: the kernel keeps up to 2 x 32 + 2 filter taps of each output
+/// pixel in shared memory (`cuda::kernels::max_taps`). The default filter's source scale up to 32.
+inline constexpr double max_device_support = 32.0;
 
-/// Whether the device's kernel can resample `p`: its default filter (16-bit weights, `dp2a`) only;
-/// the others' samples are finished on the CPU, with the same bits.
+/// Whether the device's kernel resamples `p` with the CPU's bits: every filter whose weights the
+/// device computes exactly (`ops::exact_on_device`: all but Hamming and Lanczos), at scales whose
+/// windows fit; the other samples are finished on the CPU, with the same bits.
 [[nodiscard]] inline bool device_resamples(const ops::SamplePlan& p) noexcept {
-  return p.x.scale <= max_device_scale && p.y.scale <= max_device_scale && p.x.filter == ops::Resampling::bilinear;
+  const double support = ops::filter_support(p.x.filter);
+  return ops::exact_on_device(p.x.filter) && p.x.scale * support <= max_device_support &&
+         p.y.scale * support <= max_device_support;
 }
 
 /// Room in the data section for `job`'s window, if the kernel can resample it and what is left
