@@ -29,7 +29,7 @@ def _inside(where: str, k: int) -> str:
 # functionals of its own, which conveyor refuses). v1's GaussianBlur makes its kernel otherwise than
 # v2's, which conveyor's is, v1's RandomAffine its matrix (the same numbers, rounded in another
 # order) and v1's policies their magnitudes: those are v2's only.
-_V1 = {"Compose", "Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
+_V1 = {"Compose", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
        "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
 _V1_ON_PIL = {c.__name__ for c in T._PIXEL_TRANSFORMS if c._on_pil} - _V1 - {
     "GaussianBlur", "RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment"}
@@ -97,8 +97,8 @@ def _ours(t: Any, where: str) -> Any:
         made = ours(**args)
     except (_conveyor.ConfigError, TypeError) as e:
         raise type(e)(f"{where} ({name}): {_without_name(str(e), name)}") from None
-    if _is_v1(t) and name in _V1_ON_PIL:
-        made._v1 = True  # to be refused on a tensor
+    if _is_v1(t) and name in _V1_ON_PIL | {"RandomCrop"}:
+        made._v1 = True  # to be refused on a tensor; v1's RandomCrop pads twice
     return made
 
 
@@ -189,22 +189,30 @@ def _size(where: str, name: str, size: Any, crop: bool = True) -> Any:
 
 
 # The interpolations ImageAugment resizes with, as torchvision names them: Pillow's filters on PIL
-# images, torch's on tensors (C++'s ops::Resampling, "pil_" marking Pillow's).
+# images, torch's on tensors (C++'s ops::Resampling, "pil_" marking Pillow's, "_no_antialias" torch's
+# filter unwidened).
 _PIL_FILTERS = tuple(n[len("pil_"):] for n in _conveyor.resampling_names() if n.startswith("pil_"))
 _TENSOR_FILTERS = tuple(n for n in _conveyor.resampling_names() if not n.startswith("pil_"))
 
 
 def _resampling(where: str, t: Any, pil: bool) -> str:
     """ImageAugment's resampling for the resize of `t`: Pillow's filter of its interpolation on PIL
-    images (which Pillow always antialiases); torch's bilinear or bicubic, antialiased, on tensors."""
+    images (which Pillow always antialiases); on tensors torch's, antialiased where torchvision's
+    resize_image antialiases (antialias=True; None is False; never for the nearest modes)."""
     mode = str(getattr(t.interpolation, "value", t.interpolation)).lower()
     if pil and mode in _PIL_FILTERS:
         return "pil_" + mode
-    if not pil and mode in _TENSOR_FILTERS and t.antialias is not False:
-        return mode
+    name = mode.replace("-", "_")
+    if not pil and name.startswith("nearest") and name in _TENSOR_FILTERS:
+        return name
+    if not pil and name in _TENSOR_FILTERS:
+        name = name if t.antialias else name + "_no_antialias"
+        if name in _TENSOR_FILTERS:
+            return name
+    tensors = ", ".join(n.replace("_no_antialias", " (antialias=False)").replace("nearest_", "nearest-")
+                        for n in _TENSOR_FILTERS)
     supported = (", ".join(_PIL_FILTERS) + " on PIL images" if pil else
-                 " and ".join(_TENSOR_FILTERS) + " with antialias=True on tensors (on PIL images, Pillow's "
-                 f"{len(_PIL_FILTERS)} filters)")
+                 f"{tensors} on tensors (on PIL images, Pillow's {len(_PIL_FILTERS)} filters)")
     raise _conveyor.ConfigError(f"{where} ({type(t).__name__}): conveyor resizes with {supported}, got "
                                 f"interpolation={mode}, antialias={t.antialias}")
 
@@ -225,6 +233,7 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
     pixels: List[T.PixelTransform] = []
     places: List[str] = []  # where each of `pixels` is in the pipeline
     resize_at: Optional[str] = None
+    pad, pad_at = None, None  # a Pad waiting for its RandomCrop
     state = "decoded"  # then "uint8" after the crop, "float" after ToDtype, "normalised", "erased"
     for where, t in steps:
         name = type(t).__name__
@@ -254,6 +263,15 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
             raise _conveyor.ConfigError(f"{where} ({name}) after Resize ({resize_at}): conveyor needs a CenterCrop "
                                         "or a RandomCrop right after a Resize of the shorter side (Resize(n)), so "
                                         "that every sample has one size")
+        if pad_at and not isinstance(t, T.RandomCrop):
+            raise _conveyor.ConfigError(f"{pad_at} (Pad): conveyor pads as a RandomCrop right after it does (its "
+                                        f"padding), and {where} ({name}) follows it")
+        if isinstance(t, T.Pad):
+            if state != "decoded":
+                raise _conveyor.ConfigError(f"{where} (Pad): conveyor pads before its crop, as the RandomCrop "
+                                            "right after it")
+            pad, pad_at = t, where
+            continue
         if isinstance(t, (T.CenterCrop, T.RandomResizedCrop, T.RandomCrop)):
             if state != "decoded":
                 raise _conveyor.ConfigError(f"{where} ({name}): conveyor crops once, first")
@@ -262,16 +280,11 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
                 a.resampling = _resampling(where, t, pil)
                 a.crop, a.scale, a.ratio = "random_resized", tuple(t.scale), tuple(t.ratio)
             elif isinstance(t, T.RandomCrop):
-                fill = t.fill if isinstance(t.fill, (list, tuple)) else [t.fill]
-                if t.padding_mode != "constant" or any(v != 0 for v in fill):
-                    raise _conveyor.ConfigError(
-                        f"{where} (RandomCrop): conveyor pads with zeros only (fill=0, padding_mode='constant'), got "
-                        f"fill={t.fill!r}, padding_mode={t.padding_mode!r}")
                 a.crop, a.pad_if_needed = "random", t.pad_if_needed
-                a.padding = _padding(0 if t.padding is None else t.padding)  # [left, top, right, bottom]
+                a.padding, a.padding_mode = _crop_padding(where, t, pad, pad_at)
             else:
                 a.crop = "center"
-            state, resize_at = "uint8", None
+            state, resize_at, pad_at = "uint8", None, None
             continue
         if state == "decoded":
             raise _conveyor.ConfigError(
@@ -328,6 +341,9 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
             a.normalize, state = (mean * 3 if len(mean) == 1 else mean, std * 3 if len(std) == 1 else std), "normalised"
         else:
             raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor here")
+    if pad_at:
+        raise _conveyor.ConfigError(f"{pad_at} (Pad): conveyor pads as a RandomCrop right after it does (its "
+                                    "padding), and none follows it")
     if resize_at and isinstance(a.resize, tuple):
         a.crop, a.size, resize_at = "center", a.resize, None
     if a.divide_by_255 and a.normalize is None:
@@ -346,6 +362,40 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
     except _conveyor.ConfigError as e:
         raise _conveyor.ConfigError(_placed(str(e), places, pixels)) from None
     return a
+
+
+def _zero_fill(where: str, name: str, t: Any) -> None:
+    """Refuses a constant padding of anything but zeros (the fill torchvision ignores otherwise)."""
+    fill = t.fill if isinstance(t.fill, (list, tuple)) else [t.fill]
+    if t.padding_mode == "constant" and any(v != 0 for v in fill):
+        raise _conveyor.ConfigError(f"{where} ({name}): conveyor's constant padding is zeros (fill=0), got "
+                                    f"fill={t.fill!r}; padding_mode 'edge', 'reflect' and 'symmetric' run too")
+
+
+def _crop_padding(where: str, crop: Any, pad: Any, pad_at: Optional[str]) -> Tuple[List[int], str]:
+    """RandomCrop's padding [left, top, right, bottom] and mode, with a Pad right before it (at
+    `pad_at`) folded in: torchvision pads once for both only where a second pad repeats the first
+    (zeros, or edges); v1's RandomCrop pads its `padding` and then what pad_if_needed adds, which
+    mirrors differently from one pad."""
+    _zero_fill(where, "RandomCrop", crop)
+    own = _padding(0 if crop.padding is None else crop.padding)
+    mode = crop.padding_mode
+    if getattr(crop, "_v1", False) and crop.pad_if_needed and any(own) and mode in ("reflect", "symmetric"):
+        raise _conveyor.ConfigError(
+            f"{where} (RandomCrop): torchvision v1 pads padding={crop.padding!r} and then what pad_if_needed adds, "
+            f"each mirrored ({mode!r}), which conveyor's one pad does not make: use torchvision.transforms.v2's "
+            "RandomCrop, which pads once")
+    if not pad_at:
+        return own, mode
+    _zero_fill(pad_at, "Pad", pad)
+    before = _padding(pad.padding)
+    pads_again = any(own) or crop.pad_if_needed
+    if pads_again and not (pad.padding_mode == mode and mode in ("constant", "edge")):
+        raise _conveyor.ConfigError(
+            f"{pad_at} (Pad, padding_mode={pad.padding_mode!r}) and {where} (RandomCrop, padding_mode={mode!r}) "
+            "pad twice, which conveyor's one pad makes only with zeros or edges both times: give the RandomCrop "
+            "the Pad's padding instead")
+    return [p + q for p, q in zip(before, own)], pad.padding_mode
 
 
 def _placed(message: str, places: List[str], pixels: List[Any]) -> str:

@@ -96,8 +96,9 @@ class ImageAugment:
     The fields, whose defaults are those of a bare `ImageAugment()` (a random-resized crop to 224,
     no flip, no normalisation, f32):
     crop: "random_resized" (RandomResizedCrop(size, scale, ratio)), "center" (CenterCrop(size)) or
-    "random" (RandomCrop(size, padding, pad_if_needed), with zeros for padding: padding an int,
-    (left/right, top/bottom) or (left, top, right, bottom)), the last two after
+    "random" (RandomCrop(size, padding, pad_if_needed, padding_mode=padding_mode): padding an int,
+    (left/right, top/bottom) or (left, top, right, bottom); padding_mode "constant" (zeros), "edge",
+    "reflect" or "symmetric", whose mirror image torchvision makes once), the last two after
     Resize(resize, max_size) when resize is set; sizes as torchvision takes them, an int (a
     square; for resize the shorter side) or (height, width). flip: the horizontal flip's probability. normalize:
     (mean, std) on pixels / 255, "imagenet", or None (floats are pixels / 255). dtype: "u8",
@@ -152,6 +153,7 @@ class ImageAugment:
     divide_by_255: bool = False
     padding: Union[int, Sequence[int]] = 0
     pad_if_needed: bool = False
+    padding_mode: str = "constant"
     pil_transforms: int = 0
 
     @classmethod
@@ -193,6 +195,7 @@ class ImageAugment:
         return _conveyor.image_augment(
             crop=_args.choice(who, "crop", self.crop, ("random_resized", "center", "random")),
             padding=_padding(self.padding), pad_if_needed=_args.flag(who, "pad_if_needed", self.pad_if_needed),
+            padding_mode=_args.choice(who, "padding_mode", self.padding_mode, ("constant", "edge", "reflect", "symmetric")),
             size=_size("size", self.size), scale=_pair("scale", self.scale),
             ratio=_pair("ratio", self.ratio), resize=None if self.resize is None else _size("resize", self.resize),
             max_size=_args.optional_integer(who, "max_size", self.max_size, 1),

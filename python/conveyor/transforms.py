@@ -85,12 +85,22 @@ class CenterCrop:
 class RandomCrop:
     """A `size` box at a random place of the image padded by `padding` (an int, (left/right,
     top/bottom) or (left, top, right, bottom)) and, with `pad_if_needed`, on both sides by what it
-    still lacks of the crop; after a Resize or not. conveyor pads with zeros: fill=0,
-    padding_mode="constant"."""
+    still lacks of the crop; after a Resize or not. `padding_mode`: "constant" (with fill=0: conveyor
+    pads with zeros), "edge", "reflect" or "symmetric"."""
 
     size: Union[int, Sequence[int]]
     padding: Union[None, int, Sequence[int]] = None
     pad_if_needed: bool = False
+    fill: Any = 0
+    padding_mode: str = "constant"
+
+
+@dataclasses.dataclass
+class Pad:
+    """torchvision's Pad, right before a RandomCrop: the crop's padding (the same draws and pixels
+    as RandomCrop(size, padding=padding, padding_mode=padding_mode)); fill=0."""
+
+    padding: Union[int, Sequence[int]]
     fill: Any = 0
     padding_mode: str = "constant"
 
@@ -146,6 +156,6 @@ class DrawnCall(NamedTuple):
 
 
 __all__ = [
-    "CenterCrop", "Compose", "CutMix", "DrawnCall", "MixUp", "Normalize", "PILToTensor", "PixelTransform",
+    "CenterCrop", "Compose", "CutMix", "DrawnCall", "MixUp", "Normalize", "PILToTensor", "Pad", "PixelTransform",
     "RandomCrop", "RandomResizedCrop", "Resize", "ToDtype", "ToImage", "ToPureTensor", "ToTensor",
 ] + _pixel_transform_names

@@ -35,15 +35,17 @@ conveyor::Size size_of(const char* name, const std::vector<int>& v) {
                               std::to_string(v.size()) + " values");
 }
 
-/// A resampling by its name in `ops::enum_names(Resampling)`.
-conveyor::ops::Resampling resampling_of(const std::string& name) {
-  const auto names = conveyor::ops::enum_names(conveyor::ops::Resampling{});
+/// An enum's value by its name in `ops::enum_names(E)`, the argument `what`.
+template <class E>
+E enum_of(const char* what, const std::string& name) {
+  const auto names = conveyor::ops::enum_names(E{});
   std::string listed;
   for (std::size_t k = 0; k < names.size(); ++k) {
-    if (name == names[k]) return static_cast<conveyor::ops::Resampling>(k);
+    if (name == names[k]) return static_cast<E>(k);
     listed += std::string(k ? ", '" : "'") + names[k] + "'";
   }
-  throw conveyor::ConfigError("ImageAugment: resampling must be one of " + listed + ", got '" + name + "'");
+  throw conveyor::ConfigError(std::string("ImageAugment: ") + what + " must be one of " + listed + ", got '" + name +
+                              "'");
 }
 
 Transform image_augment(const std::string& crop, const std::vector<int>& size, std::pair<double, double> scale,
@@ -54,7 +56,8 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
                         std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
                         const std::string& sixteen_bit, bool torchvision_rounding, bool divide_by_255,
                         const std::string& resampling, std::array<int, 4> padding, bool pad_if_needed,
-                        const std::vector<PixelTransform>& transforms, std::size_t pil_transforms) {
+                        const std::string& padding_mode, const std::vector<PixelTransform>& transforms,
+                        std::size_t pil_transforms) {
   conveyor::ImageAugment a;
   const conveyor::Size out = size_of("size", size);
   if (crop == "random_resized")
@@ -62,7 +65,8 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
   else if (crop == "center")
     a.crop = conveyor::CenterCrop{out};
   else if (crop == "random")
-    a.crop = conveyor::RandomCrop{out, {padding[0], padding[1], padding[2], padding[3]}, pad_if_needed};
+    a.crop = conveyor::RandomCrop{out, {padding[0], padding[1], padding[2], padding[3]}, pad_if_needed,
+                                  enum_of<conveyor::ops::PadMode>("padding_mode", padding_mode)};
   else
     throw conveyor::ConfigError("ImageAugment: crop must be 'random_resized', 'center' or 'random', got '" + crop + "'");
   if (resize) a.resize = conveyor::Resize{size_of("resize", *resize), max_size};
@@ -79,7 +83,7 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
   } else if (divide_by_255) {
     throw conveyor::ConfigError("ImageAugment: divide_by_255 (ToTensor's rounding) needs normalize");
   }
-  a.resampling = resampling_of(resampling);
+  a.resampling = enum_of<conveyor::ops::Resampling>("resampling", resampling);
   a.dtype = conveyor::parse_dtype(dtype);
   a.layout = conveyor::parse_layout(layout);
   a.exif_orientation = exif_orientation;
@@ -129,7 +133,7 @@ void bind_transforms(nb::module_& m) {
         "flip"_a, "mean"_a, "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
         "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "divide_by_255"_a = false,
         "resampling"_a = "bilinear", "padding"_a = std::array<int, 4>{0, 0, 0, 0}, "pad_if_needed"_a = false,
-        "transforms"_a = std::vector<PixelTransform>{}, "pil_transforms"_a = std::size_t{0});
+        "padding_mode"_a = "constant", "transforms"_a = std::vector<PixelTransform>{}, "pil_transforms"_a = std::size_t{0});
   m.def(
       "resampling_names",
       [] {

@@ -90,6 +90,16 @@ PIPELINES = {
     "random crop, padded": lambda: v2.Compose([
         v2.Resize(48), v2.RandomCrop((56, 40), padding=[1, 2], pad_if_needed=True), v2.RandomVerticalFlip(),
         v2.TrivialAugmentWide(), v2.ToImage()]),
+    # The padding modes: CIFAR's reflect, a Pad folded into the crop, edges with pad_if_needed.
+    "cifar, reflect": lambda: v2.Compose([
+        v2.Resize((32, 32)), v2.RandomCrop(32, padding=4, padding_mode="reflect"), v2.RandomHorizontalFlip(),
+        v2.ToDtype(torch.float32, scale=True), v2.Normalize((0.4914, 0.4822, 0.4465), (0.247, 0.243, 0.261))]),
+    "pad symmetric, then crop": lambda: v2.Compose([
+        v2.Resize(30), v2.Pad([5, 1, 2, 6], padding_mode="symmetric"), v2.RandomCrop((33, 29)), v2.ToImage()]),
+    "edges, pad if needed": lambda: v2.Compose([
+        v2.Resize(24, interpolation=v2.InterpolationMode.BICUBIC),
+        v2.RandomCrop((40, 30), padding=[3, 1], pad_if_needed=True, padding_mode="edge"), v2.RandomGrayscale(0.5),
+        v2.ToImage()]),
     # Containers: one choice or order per sample, replayed as the calls of what was picked, in order.
     "choice and order": lambda: v2.Compose([
         v2.RandomResizedCrop(112, scale=(0.2, 1.0)),

@@ -83,6 +83,12 @@ PIPELINES = {
                                  v1.ToTensor(), v1.Normalize((0.4914, 0.4822, 0.4465), (0.247, 0.243, 0.261))]),
     "random crop, padded": lambda: v1.Compose([v1.Resize(40), v1.RandomCrop((48, 36), padding=(1, 2, 3, 4),
                                                                           pad_if_needed=True), v1.PILToTensor()]),
+    "cifar, reflect": lambda: v1.Compose([v1.Resize((32, 32)), v1.RandomCrop(32, padding=4, padding_mode="reflect"),
+                                          v1.RandomHorizontalFlip(), v1.ToTensor()]),
+    "pad symmetric, then crop": lambda: v1.Compose([v1.Resize(30), v1.Pad((5, 1, 2, 6), padding_mode="symmetric"),
+                                                    v1.RandomCrop((33, 29)), v1.PILToTensor()]),
+    "edges, pad if needed": lambda: v1.Compose([v1.Resize(24), v1.RandomCrop((40, 30), pad_if_needed=True,
+                                                                          padding_mode="edge"), v1.PILToTensor()]),
     **{f"{mode.value} crops": (lambda mode=mode: v1.Compose([
         v1.RandomResizedCrop(80, scale=(0.05, 1.0), interpolation=mode), v1.PILToTensor()]))
        for mode in MODES.values()},

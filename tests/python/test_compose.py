@@ -51,13 +51,18 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
     (T.Compose([T.Resize((256, 300)), T.RandomHorizontalFlip(), T.CenterCrop(224)]),
      r"transform 2 \(CenterCrop\): conveyor crops once, first"),
     (T.Compose([T.Resize(None, max_size=300)]), r"transform 0 \(Resize\): size=None"),
-    (T.Compose([T.RandomCrop(32, padding=4, padding_mode="reflect")]),
-     r"^transform 0 \(RandomCrop\): conveyor pads with zeros only \(fill=0, padding_mode='constant'\)"),
-    (T.Compose([T.RandomCrop(32, padding=4, fill=(0, 9, 0))]), r"got fill=\(0, 9, 0\)"),
-    (T.Compose([T.RandomResizedCrop(224, interpolation="nearest")]),
-     r"bilinear and bicubic with antialias=True on tensors .*, got interpolation=nearest"),
+    (T.Compose([T.RandomCrop(32, padding=4, fill=(0, 9, 0))]),
+     r"^transform 0 \(RandomCrop\): conveyor's constant padding is zeros \(fill=0\), got fill=\(0, 9, 0\)"),
+    (T.Compose([T.Pad(4), T.CenterCrop(32)]),
+     r"^transform 0 \(Pad\): conveyor pads as a RandomCrop right after it does \(its padding\), and transform 1 "
+     r"\(CenterCrop\) follows it"),
+    (T.Compose([T.Resize((32, 32)), T.Pad(4)]), r"^transform 1 \(Pad\): conveyor pads as a RandomCrop .* none follows"),
+    (T.Compose([T.Pad(4, padding_mode="reflect"), T.RandomCrop(32, pad_if_needed=True)]),
+     r"^transform 0 \(Pad, padding_mode='reflect'\) and transform 1 \(RandomCrop, padding_mode='constant'\) pad twice"),
+    (T.Compose([T.Pad(4, fill=3), T.RandomCrop(32)]), r"^transform 0 \(Pad\): conveyor's constant padding is zeros"),
     (T.Compose([T.Resize(64, interpolation="bicubic", antialias=False), T.CenterCrop(64)]),
-     r"transform 0 \(Resize\): .* got interpolation=bicubic, antialias=False"),
+     r"transform 0 \(Resize\): conveyor resizes with bilinear, bicubic, nearest, nearest-exact, bilinear "
+     r"\(antialias=False\) on tensors .* got interpolation=bicubic, antialias=False"),
     (T.Compose([T.CenterCrop(224), T.ToDtype("float16", scale=True)]), r"to float32 with scale=True"),
     (T.Compose([T.CenterCrop(224), T.ToDtype("float32")]), r"got dtype=float32, scale=False"),
     (T.Compose([T.CenterCrop(224), T.Normalize(MEAN, STD)]), r"transform 1 \(Normalize\) needs a float image"),
@@ -263,6 +268,24 @@ class TestTorchvision:
                 assert (a.crop, a.size, a.padding, a.pad_if_needed) == ("random", 32, ours.padding, False)
         assert conveyor.ImageAugment.from_transforms(v2.Compose([v2.RandomCrop(32, padding=[1, 2, 3, 4])])).padding \
             == [1, 2, 3, 4]  # v2 keeps it as (left, right, top, bottom)
+
+    def test_a_pad_before_a_random_crop_is_its_padding_and_the_modes_carry(self):
+        v2 = self.v2
+        import torchvision.transforms as v1
+        for tv in (v1, v2):
+            a = conveyor.ImageAugment.from_transforms(tv.Compose([tv.Pad([1, 2, 3, 4], padding_mode="symmetric"),
+                                                                  tv.RandomCrop(32)]))
+            assert (a.crop, a.padding, a.padding_mode) == ("random", [1, 2, 3, 4], "symmetric")
+            a = conveyor.ImageAugment.from_transforms(tv.Compose([tv.Pad(2, padding_mode="edge"),
+                                                                  tv.RandomCrop(32, padding=1, padding_mode="edge")]))
+            assert (a.padding, a.padding_mode) == ([3, 3, 3, 3], "edge")  # edges of edges: one pad
+        with pytest.raises(conveyor.ConfigError, match=r"torchvision v1 pads padding=4 and then what pad_if_needed "
+                                                       r"adds, each mirrored \('reflect'\)"):
+            conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomCrop(40, padding=4, pad_if_needed=True,
+                                                                            padding_mode="reflect")]))
+        a = conveyor.ImageAugment.from_transforms(v2.Compose([v2.RandomCrop(40, padding=4, pad_if_needed=True,
+                                                                            padding_mode="reflect")]))
+        assert (a.padding, a.pad_if_needed, a.padding_mode) == ([4, 4, 4, 4], True, "reflect")  # v2 pads once
 
     def test_an_op_conveyor_lacks_and_a_v1_transform_it_cannot_run_are_refused_by_name(self):
         v2 = self.v2

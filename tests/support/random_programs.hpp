@@ -204,7 +204,7 @@ inline conveyor::PixelTransform random_transform(Choices& c, int depth) {
 }  // namespace detail
 
 /// An augmentation from `c`: the crop (RandomResizedCrop with any scale and ratio, or CenterCrop or
-/// RandomCrop with any padding after a Resize or not, to a side or (height, width), with max_size or not), its size (1 to 48,
+/// RandomCrop with any padding in any mode after a Resize or not, to a side or (height, width), with max_size or not), its size (1 to 48,
 /// now and then up to 300; a square mostly), the flip, 0 to 4 pixel
 /// transforms, the output's dtype, layout and normalisation, the decode settings and the resampling
 /// filter. Not validated.
@@ -225,6 +225,8 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
     if (c.eighths(2)) {  // RandomCrop: padded mostly a little, now and then by anything
       conveyor::RandomCrop crop{.size = size, .pad_if_needed = c.coin()};
       for (int& pad : crop.padding) pad = c.eighths(6) ? c.between(0, 8) : c.integer();
+      if (c.coin())  // mirrored or repeated edges (too deep for the image now and then: refused)
+        crop.padding_mode = static_cast<conveyor::ops::PadMode>(c.below(std::uint32_t(conveyor::ops::enum_names(crop.padding_mode).size())));
       a.crop = crop;
     }
     if (c.coin()) {

@@ -6,6 +6,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/rng.hpp>
+#include <conveyor/ops/plan.hpp>
 
 #include <array>
 #include <cmath>
@@ -49,14 +50,15 @@ struct CenterCrop {
   Size size = 224;
 };
 
-/// torchvision.transforms.RandomCrop(size, padding, pad_if_needed) with zero fill (padding_mode
-/// "constant"): the image padded by `padding`, and on both sides by what it still lacks of the
-/// crop with `pad_if_needed`, then a `size` box at a uniformly drawn place (the CIFAR recipe's
-/// RandomCrop(32, padding=4)).
+/// torchvision.transforms.RandomCrop(size, padding, pad_if_needed, fill=0, padding_mode): the
+/// image padded by `padding`, and on both sides by what it still lacks of the crop with
+/// `pad_if_needed`, in one `F.pad` (v2's order), then a `size` box at a uniformly drawn place (the
+/// CIFAR recipe's RandomCrop(32, padding=4), also with padding_mode="reflect").
 struct RandomCrop {
   Size size = 224;
   std::array<int, 4> padding{0, 0, 0, 0};  ///< left, top, right, bottom (torchvision's F.pad order)
   bool pad_if_needed = false;
+  ops::PadMode padding_mode = ops::PadMode::constant;
 };
 
 /// The crop an ImageAugment starts with.

@@ -6,17 +6,50 @@
 #include <conveyor/config.hpp>
 #include <conveyor/ops/filters.hpp>
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace conveyor {
 inline namespace v0 {
 namespace ops {
 
+/// How a crop pads an image, with torchvision's (and numpy's) names: what resized pixel `r`
+/// outside [0, n) is.
+enum class PadMode : std::uint8_t {
+  constant = 0,  ///< zero (torchvision's default fill)
+  edge,          ///< the nearest edge pixel: a a | a b c
+  reflect,       ///< mirrored about the edge pixel: c b | a b c, at most n - 1 deep
+  symmetric,     ///< mirrored with the edge pixel repeated: b a | a b c, at most n deep
+};
+
+namespace detail {
+inline constexpr const char* pad_mode_names[] = {"constant", "edge", "reflect", "symmetric"};
+}  // namespace detail
+
+/// The names, in the enum's order: "constant", "edge", "reflect", "symmetric".
+[[nodiscard]] constexpr std::span<const char* const> enum_names(PadMode) noexcept { return detail::pad_mode_names; }
+
+/// The deepest padding `m` makes of an axis of `n` pixels with one mirror image: torch refuses a
+/// deeper reflect, and torchvision's symmetric indexes past the image; edge and constant have no
+/// bound.
+[[nodiscard]] constexpr long long max_padding(PadMode m, long long n) noexcept {
+  return m == PadMode::reflect ? n - 1 : m == PadMode::symmetric ? n : LLONG_MAX;
+}
+
+/// The resized pixel that pixel `r` outside [0, n) repeats under `m` (not constant), within
+/// `max_padding`.
+[[nodiscard]] CONVEYOR_HD constexpr std::int32_t padded_pixel(PadMode m, std::int32_t r, std::int32_t n) noexcept {
+  if (r < 0) return m == PadMode::edge ? 0 : m == PadMode::reflect ? -r : -r - 1;
+  return m == PadMode::edge ? n - 1 : m == PadMode::reflect ? 2 * n - 2 - r : 2 * n - 1 - r;
+}
+
 /// How one output axis maps onto the source.
 ///
-/// Output pixel `o` is resized pixel `r = o + offset`; `r` outside [0, resized) is padding (zero),
-/// as torchvision's CenterCrop pads an image smaller than the crop. Otherwise its centre lies at
+/// Output pixel `o` is resized pixel `r = o + offset`; `r` outside [0, resized) is padding: zero
+/// with `PadMode::constant` (as torchvision's CenterCrop pads an image smaller than the crop), else
+/// the resized pixel `padded_pixel` names (RandomCrop's padding modes). Otherwise its centre lies at
 /// source coordinate `src_begin + origin + (r + 0.5) * scale`, and its filter taps are clamped to
 /// the source pixels [src_begin, src_end): the crop box, so nothing outside the crop bleeds in,
 /// exactly as when torchvision crops first and resizes after.
@@ -28,6 +61,7 @@ struct AxisPlan {
   std::int32_t src_begin = 0;
   std::int32_t src_end = 0;
   Resampling filter = Resampling::bilinear;  ///< both axes' of a sample alike
+  PadMode padding = PadMode::constant;
 };
 
 /// Where a sample's decoded pixels are, as an oriented view: pixel (x, y) of the view starts at

@@ -86,10 +86,15 @@ struct AxisTaps {
   return t;
 }
 
-/// Taps of output pixel `o` on axis `a`. Padding pixels get `count == 0`.
+/// Taps of output pixel `o` on axis `a`. Zero padding gets `count == 0`; the other padding modes
+/// the taps of the resized pixel they repeat.
 [[nodiscard]] CONVEYOR_HD inline AxisTaps axis_taps(const AxisPlan& a, std::int32_t o) noexcept {
-  const std::int32_t r = o + a.offset;
-  return r < 0 || r >= a.resized ? AxisTaps{} : resized_taps(a, r);
+  std::int32_t r = o + a.offset;
+  if (r < 0 || r >= a.resized) {
+    if (a.padding == PadMode::constant || a.resized <= 0) return AxisTaps{};
+    r = padded_pixel(a.padding, r, a.resized);
+  }
+  return resized_taps(a, r);
 }
 
 /// Normalised weight of tap `j` (0 <= j < count).

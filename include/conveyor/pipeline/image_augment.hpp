@@ -54,13 +54,14 @@ inline namespace v0 {
 /// ```
 struct ImageAugment {
   /// Which crop: random-resized for training, centred for evaluation, or a random box of the
-  /// (padded) image (CIFAR's RandomCrop(32, padding=4)).
+  /// (padded) image (CIFAR's RandomCrop(32, padding=4), with any of torchvision's padding modes).
   Crop crop = RandomResizedCrop{};
   /// Resize before a `CenterCrop` or a `RandomCrop`; not allowed with `RandomResizedCrop`.
   std::optional<Resize> resize{};
   /// The resize's filter and arithmetic (`ops/filters.hpp`): torchvision's on uint8 tensors
   /// (bilinear, bicubic), or Pillow's (`pil_*`: torchvision v1's, on PIL images). The kernel runs
-  /// the default; a device pipeline finishes the others' samples on the CPU, with the same bits.
+  /// each but Hamming and Lanczos, whose samples a device pipeline finishes on the CPU (the same
+  /// bits either way; `detail::device_resamples`).
   ops::Resampling resampling = ops::Resampling::bilinear;
   /// Horizontal flip probability (0: never).
   HorizontalFlip flip{.p = 0.0};

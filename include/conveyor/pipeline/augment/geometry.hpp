@@ -12,6 +12,7 @@
 #include <conveyor/ops/plan.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -28,7 +29,8 @@ namespace detail {
 /// (after `resize`, for a `CenterCrop` or a `RandomCrop`) and `flip`, each drawn from the sample's
 /// own stream. The source view is left for the caller, who knows where the pixels are.
 /// @throws ConfigError when the crop box is empty (a ratio too extreme for this image: torchvision
-/// cannot resize it either) or a RandomCrop larger than the padded image (torchvision refuses it);
+/// cannot resize it either), a RandomCrop larger than the padded image, or padded deeper than its
+/// padding_mode mirrors (torchvision refuses both);
 /// DecodeError when `resize` makes an image of more than `max_pixels` (torchvision would make it
 /// whole; conveyor refuses it as it refuses a decompression bomb).
 [[nodiscard]] inline ops::SamplePlan plan_geometry(const Crop& crop,
@@ -71,11 +73,20 @@ namespace detail {
         throw ConfigError("RandomCrop: required crop size (" + std::to_string(size.height) + ", " +
                           std::to_string(size.width) + ") is larger than the padded input image size (" +
                           std::to_string(c.padded_height) + ", " + std::to_string(c.padded_width) + ")");
+      if (std::max(c.padding[0], c.padding[2]) > ops::max_padding(rc->padding_mode, rw) ||
+          std::max(c.padding[1], c.padding[3]) > ops::max_padding(rc->padding_mode, rh))
+        throw ConfigError("RandomCrop: padding_mode='" +
+                          std::string(ops::enum_names(rc->padding_mode)[std::size_t(rc->padding_mode)]) +
+                          "' mirrors an image once: padding (" + std::to_string(c.padding[0]) + ", " +
+                          std::to_string(c.padding[1]) + ", " + std::to_string(c.padding[2]) + ", " +
+                          std::to_string(c.padding[3]) + ") is deeper than this " + std::to_string(rw) + " x " +
+                          std::to_string(rh) + " image allows (torchvision refuses it too)");
       offset_x = static_cast<int>(c.left - c.padding[0]);
       offset_y = static_cast<int>(c.top - c.padding[1]);
     }
     p.x = {0.0, double(width) / rw, offset_x, rw, 0, width};
     p.y = {0.0, double(height) / rh, offset_y, rh, 0, height};
+    if (const auto* rc = std::get_if<RandomCrop>(&crop)) p.x.padding = p.y.padding = rc->padding_mode;
   }
   if (flip.p > 0) {
     CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::flip);
@@ -111,7 +122,9 @@ inline void describe_geometry(const Crop& crop, const std::optional<Resize>& res
       const ops::PaddedCrop c = ops::random_crop_box(*rc, rw, rh, rng);
       const auto& pad = c.padding;
       if (pad[0] || pad[1] || pad[2] || pad[3])
-        calls.push_back({"pad", {DrawnArg::integers("padding", {pad[0], pad[1], pad[2], pad[3]})}});
+        calls.push_back({"pad",
+                         {DrawnArg::integers("padding", {pad[0], pad[1], pad[2], pad[3]}),
+                          DrawnArg::text("padding_mode", ops::enum_names(rc->padding_mode)[std::size_t(rc->padding_mode)])}});
       if (c.padded_height > rc->size.height || c.padded_width > rc->size.width)
         calls.push_back({"crop",
                          {DrawnArg::integer("top", c.top), DrawnArg::integer("left", c.left),
