@@ -120,8 +120,9 @@ class ImageAugment:
     multiply-add an element, within a few ulps of that and cheaper on the CPU. divide_by_255: with
     it, scale as ToTensor does a PIL image (x / 255) rather than as ToDtype (x * (1/255)).
 
-    resampling: the resize's filter and arithmetic: "bilinear" or "bicubic" (torchvision on uint8
-    tensors, antialiased), or Pillow's "pil_nearest", "pil_box", "pil_bilinear", "pil_hamming",
+    resampling: the resize's filter and arithmetic: torchvision's on uint8 tensors, "bilinear" or
+    "bicubic" (antialiased), "nearest", "nearest_exact" or "bilinear_no_antialias" (antialias=False),
+    or Pillow's "pil_nearest", "pil_box", "pil_bilinear", "pil_hamming",
     "pil_bicubic", "pil_lanczos" (torchvision v1, and v2 on PIL images). On a GPU the kernel resizes
     with each of them but "pil_hamming" and "pil_lanczos" (whose weights take sin and cos), whose
     samples the workers resize; the same bits either way.

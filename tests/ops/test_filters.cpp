@@ -1,7 +1,8 @@
 // Every resampling filter (ops::Resampling, looped over its names) against a reference written
 // from its library's source: Pillow 13's ImagingResample (precompute_coeffs, normalize_coeffs_8bpc,
-// the passes it skips and their order) and ImagingScaleAffine for NEAREST; torch's antialiased uint8 interpolate
-// for bilinear and bicubic. The Python parity tests compare the same against Pillow and torch
+// the passes it skips and their order) and ImagingScaleAffine for NEAREST; torch's uint8 interpolate
+// for bilinear and bicubic (antialiased), bilinear without antialiasing, and nearest_idx for
+// NEAREST and NEAREST_EXACT. The Python parity tests compare the same against Pillow and torch
 // themselves; this one runs where they are absent and reaches sizes from 1 x 1.
 
 #include <conveyor/ops/cpu/resample.hpp>
@@ -68,6 +69,17 @@ struct Axis {
 Axis reference_axis(const std::string& name, int in, int out) {
   Axis a;
   const double scale = double(in) / out;
+  if (name == "nearest" || name == "nearest_exact") {  // UpSample.h: nearest_idx, float32 scale
+    const float s = float(in) / float(out);
+    for (int o = 0; o < out; ++o) {
+      const float at = name == "nearest" ? float(o) * s : float((o + 0.5) * double(s));
+      a.lo.push_back(std::min(int(std::floor(at)), in - 1));
+      a.n.push_back(1);
+      a.k.push_back({1L << 14});
+    }
+    a.precision = 14;
+    return a;
+  }
   if (name == "pil_nearest") {  // ImagingScaleAffine: xo = a[0] * 0.5, then xo += a[0] per pixel
     double xo = scale * 0.5;
     for (int o = 0; o < out; ++o, xo += scale) {
@@ -77,7 +89,9 @@ Axis reference_axis(const std::string& name, int in, int out) {
     }
     return a;
   }
-  const double filterscale = std::max(scale, 1.0), support = reference_support(name) * filterscale;
+  // torch without antialiasing: the filter at its own width whatever the scale
+  const double filterscale = name == "bilinear_no_antialias" ? 1.0 : std::max(scale, 1.0);
+  const double support = reference_support(name) * filterscale;
   std::vector<std::vector<double>> kk;
   double wt_max = 0;
   for (int o = 0; o < out; ++o) {

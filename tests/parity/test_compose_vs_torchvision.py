@@ -83,6 +83,16 @@ PIPELINES = {
         v2.RandomErasing(0.7)]),
     "bicubic eval": lambda: v2.Compose([
         v2.Resize(128, interpolation=v2.InterpolationMode.BICUBIC), v2.CenterCrop(112), v2.ToImage()]),
+    # torch's other resizes: nearest, nearest-exact, bilinear without antialiasing.
+    "nearest crops": lambda: v2.Compose([
+        v2.RandomResizedCrop((96, 80), scale=(0.05, 1.0), interpolation=v2.InterpolationMode.NEAREST),
+        v2.RandomHorizontalFlip(), v2.ToImage()]),
+    "nearest-exact eval": lambda: v2.Compose([
+        v2.Resize(130, interpolation=v2.InterpolationMode.NEAREST_EXACT), v2.CenterCrop(112), v2.ToImage()]),
+    "bilinear, antialias=False": lambda: v2.Compose([
+        v2.RandomResizedCrop(112, antialias=False), v2.ColorJitter(0.4, 0.4), v2.ToDtype(torch.float32, scale=True),
+        v2.Normalize(MEAN, STD)]),
+    "resize, antialias=None": lambda: v2.Compose([v2.Resize((72, 96), antialias=None), v2.ToImage()]),
     # RandomCrop with zero padding: CIFAR's recipe, and a crop larger than the resized image.
     "cifar": lambda: v2.Compose([
         v2.Resize((32, 32)), v2.RandomCrop(32, padding=4), v2.RandomHorizontalFlip(),
@@ -134,7 +144,7 @@ def _replay_calls(path, calls, compose):
             if "interpolation" in kwargs:
                 kwargs = dict(kwargs, interpolation=F.InterpolationMode(kwargs["interpolation"]))
             if name in ("resized_crop", "resize"):
-                kwargs = dict(kwargs, antialias=True)
+                kwargs = {"antialias": True, **kwargs}  # unless conveyor drew antialias=False
             x = getattr(F, name)(x, **kwargs)
     return x if finished else _finish(x, tail)
 

@@ -24,6 +24,11 @@ namespace ops {
 enum class Resampling : std::uint8_t {
   bilinear = 0,  ///< torchvision v2 on uint8 tensors, BILINEAR with antialias (the default)
   bicubic,       ///< torchvision v2 on uint8 tensors, BICUBIC with antialias: Keys' cubic, a = -0.5
+  nearest,       ///< torchvision v2 on tensors, NEAREST: the source pixel floor(o * (in / out)), in float32
+  nearest_exact, ///< NEAREST_EXACT: floor((o + 0.5) * (in / out)), the product in double rounded to float32
+  /// BILINEAR with antialias=False (or None): the triangle not widened when shrinking, as torch's
+  /// uint8 path computes it (the one torchvision takes on AVX2, AVX-512 and Arm CPUs)
+  bilinear_no_antialias,
   pil_nearest,   ///< Pillow's NEAREST: the pixel under each output centre
   pil_box,       ///< Pillow's BOX
   pil_bilinear,  ///< Pillow's BILINEAR (torchvision v1's default)
@@ -33,8 +38,10 @@ enum class Resampling : std::uint8_t {
 };
 
 namespace detail {
-inline constexpr const char* resampling_names[] = {"bilinear",     "bicubic",     "pil_nearest", "pil_box",
-                                                   "pil_bilinear", "pil_hamming", "pil_bicubic", "pil_lanczos"};
+inline constexpr const char* resampling_names[] = {
+    "bilinear",    "bicubic",      "nearest",     "nearest_exact", "bilinear_no_antialias",
+    "pil_nearest", "pil_box",      "pil_bilinear", "pil_hamming",  "pil_bicubic",
+    "pil_lanczos"};
 }  // namespace detail
 
 /// The names, in the enum's order: "bilinear", ..., "pil_lanczos".
@@ -44,6 +51,17 @@ inline constexpr const char* resampling_names[] = {"bilinear",     "bicubic",   
 
 /// Whether `f` is Pillow's: 22-bit weights, and the pipeline's images are PIL images.
 [[nodiscard]] CONVEYOR_HD constexpr bool is_pil(Resampling f) noexcept { return f >= Resampling::pil_nearest; }
+
+/// Whether `f` takes the one source pixel under each output pixel (weight 1), torch's or Pillow's.
+[[nodiscard]] CONVEYOR_HD constexpr bool is_nearest(Resampling f) noexcept {
+  return f == Resampling::nearest || f == Resampling::nearest_exact || f == Resampling::pil_nearest;
+}
+
+/// Whether the filter keeps its width when shrinking (no antialiasing): its taps are those of
+/// scale 1 wherever the source is.
+[[nodiscard]] CONVEYOR_HD constexpr bool unwidened(Resampling f) noexcept {
+  return f == Resampling::bilinear_no_antialias;
+}
 
 /// Whether a device computes `f`'s weights with the same bits as the host: sums and products do
 /// (the cubics' spelled with `exact::`); Hamming's and Lanczos' take sin and cos, which CUDA's
@@ -57,6 +75,8 @@ inline constexpr const char* resampling_names[] = {"bilinear",     "bicubic",   
   switch (f) {
     case Resampling::bicubic:
     case Resampling::pil_bicubic: return 2.0;
+    case Resampling::nearest:
+    case Resampling::nearest_exact:
     case Resampling::pil_nearest:
     case Resampling::pil_box: return 0.5;
     case Resampling::pil_lanczos: return 3.0;
@@ -88,6 +108,8 @@ inline constexpr double pi = 3.14159265358979323846;  // M_PI, which Pillow uses
       return 0.0;
     }
     case Resampling::pil_box:
+    case Resampling::nearest:
+    case Resampling::nearest_exact:
     case Resampling::pil_nearest: return x > -0.5 && x <= 0.5 ? 1.0 : 0.0;
     case Resampling::pil_hamming:
       if (x < 0.0) x = -x;
@@ -105,7 +127,7 @@ inline constexpr double pi = 3.14159265358979323846;  // M_PI, which Pillow uses
     }
     case Resampling::pil_lanczos:
       return -3.0 <= x && x < 3.0 ? detail::sinc(x) * detail::sinc(x / 3) : 0.0;
-    default:  // bilinear, pil_bilinear: the triangle, written alike in both
+    default:  // bilinear, bilinear_no_antialias, pil_bilinear: the triangle, written alike in both
       x = fabs(x);
       return x < 1.0 ? 1.0 - x : 0.0;
   }

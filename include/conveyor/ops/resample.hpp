@@ -62,13 +62,33 @@ struct AxisTaps {
   return t;
 }
 
+/// torch's NEAREST and NEAREST_EXACT tap of resized pixel `r` (UpSample.h's nearest_idx): the
+/// scale in / out in float32, `r * scale` in float32, or `(r + 0.5) * scale` in double rounded to
+/// float32, floored and kept inside the source.
+[[nodiscard]] CONVEYOR_HD inline AxisTaps torch_nearest_tap(const AxisPlan& a, std::int32_t r) noexcept {
+  AxisTaps t;
+  t.filter = a.filter;
+  const std::int32_t size = a.src_end - a.src_begin;
+  const float scale = exact::div(static_cast<float>(size), static_cast<float>(a.resized));
+  const float at = a.filter == Resampling::nearest
+                       ? exact::mul(static_cast<float>(r), scale)
+                       : static_cast<float>(exact::mul(static_cast<double>(r) + 0.5, static_cast<double>(scale)));
+  const auto i = static_cast<std::int32_t>(floorf(at));
+  t.first = i < size - 1 ? i : size - 1;
+  t.count = size > 0 ? 1 : 0;
+  t.center = at;
+  return t;
+}
+
 /// Taps of resized pixel `r` (0 <= r < a.resized) on axis `a`.
 [[nodiscard]] CONVEYOR_HD inline AxisTaps resized_taps(const AxisPlan& a, std::int32_t r) noexcept {
   if (a.filter == Resampling::pil_nearest) return nearest_tap(a, r);
+  if (a.filter == Resampling::nearest || a.filter == Resampling::nearest_exact) return torch_nearest_tap(a, r);
   AxisTaps t;
   t.filter = a.filter;
-  const double support = exact::mul(filter_support(a.filter), a.scale >= 1.0 ? a.scale : 1.0);
-  t.inv_support = a.scale >= 1.0 ? 1.0 / a.scale : 1.0;
+  const bool widen = a.scale >= 1.0 && !unwidened(a.filter);
+  const double support = exact::mul(filter_support(a.filter), widen ? a.scale : 1.0);
+  t.inv_support = widen ? 1.0 / a.scale : 1.0;
   t.center = fma(static_cast<double>(r) + 0.5, a.scale, a.origin);
   const std::int32_t size = a.src_end - a.src_begin;
   // Truncation, not floor, as torch and PIL round these bounds.
@@ -99,7 +119,7 @@ struct AxisTaps {
 
 /// Normalised weight of tap `j` (0 <= j < count).
 [[nodiscard]] CONVEYOR_HD inline double tap_weight(const AxisTaps& t, std::int32_t j) noexcept {
-  if (t.filter == Resampling::pil_nearest) return 1.0;
+  if (is_nearest(t.filter)) return 1.0;
   return filter_value(t.filter, (static_cast<double>(j + t.first) - t.center + 0.5) * t.inv_support) / t.total;
 }
 

@@ -231,9 +231,12 @@ struct ImageAugment {
     if (resampling != ops::Resampling::bilinear)  // torchvision's InterpolationMode value: "bicubic", "lanczos"
       for (DrawnCall& call : calls)
         if (call.function == "resized_crop" || call.function == "resize") {
-          std::string_view name = ops::enum_names(resampling)[static_cast<std::size_t>(resampling)];
-          if (name.starts_with("pil_")) name.remove_prefix(4);
-          call.args.push_back(DrawnArg::text("interpolation", std::string(name)));
+          std::string name(ops::enum_names(resampling)[static_cast<std::size_t>(resampling)]);
+          if (name.starts_with("pil_")) name.erase(0, 4);
+          if (ops::unwidened(resampling)) name.erase(name.find("_no_antialias"));
+          if (resampling == ops::Resampling::nearest_exact) name = "nearest-exact";
+          call.args.push_back(DrawnArg::text("interpolation", name));
+          if (ops::unwidened(resampling)) call.args.push_back(DrawnArg::flag("antialias", false));
         }
     if (!transforms.empty())
       (void)draw_program(transforms, seed, epoch, index, output_size().width, output_size().height, &calls,
