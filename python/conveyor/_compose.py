@@ -256,10 +256,10 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
                                             "supported")
             a.resize, a.max_size, resize_at = _size(where, "Resize", t.size, crop=False), t.max_size, where
             continue
-        if resize_at and isinstance(a.resize, tuple) and not isinstance(t, (T.CenterCrop, T.RandomCrop)):
+        if resize_at and isinstance(a.resize, tuple) and not isinstance(t, (T.CenterCrop, T.RandomCrop, T.Pad)):
             # Resize((height, width)) gives every sample one size: the output is the whole resized image
             a.crop, a.size, state, resize_at = "center", a.resize, "uint8", None
-        if resize_at and not isinstance(t, (T.CenterCrop, T.RandomCrop)):
+        if resize_at and not isinstance(t, (T.CenterCrop, T.RandomCrop, T.Pad)):
             raise _conveyor.ConfigError(f"{where} ({name}) after Resize ({resize_at}): conveyor needs a CenterCrop "
                                         "or a RandomCrop right after a Resize of the shorter side (Resize(n)), so "
                                         "that every sample has one size")

@@ -316,12 +316,14 @@ PixelTransform make_named(conveyor::TransformList<Ts...>, const std::string& nam
   return std::move(*out);
 }
 
-/// A drawn argument as Python holds it: int, float, a tuple of them, or str.
+/// A drawn argument as Python holds it: int, float, a tuple of them, str, bool or None.
 nb::object python_value(const conveyor::DrawnArg::Value& v) {
   return std::visit(
       [](const auto& x) -> nb::object {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::vector<double>> || std::is_same_v<T, std::vector<std::int64_t>>) {
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nb::none();
+        } else if constexpr (std::is_same_v<T, std::vector<double>> || std::is_same_v<T, std::vector<std::int64_t>>) {
           nb::list items;
           for (const auto& e : x) items.append(nb::cast(e));
           return nb::tuple(items);

@@ -70,7 +70,7 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
   else
     throw conveyor::ConfigError("ImageAugment: crop must be 'random_resized', 'center' or 'random', got '" + crop + "'");
   if (resize) a.resize = conveyor::Resize{size_of("resize", *resize), max_size};
-  else if (max_size) throw conveyor::ConfigError("ImageAugment: max_size applies to a resize, and there is none");
+  else if (max_size) a.resize = conveyor::Resize{std::nullopt, max_size};  // v2's Resize(None, max_size)
   a.flip.p = flip;
   if (mean.has_value() != std_dev.has_value())
     throw conveyor::ConfigError("ImageAugment: normalize needs both mean and std");

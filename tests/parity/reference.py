@@ -15,3 +15,23 @@ def require():
         pytest.skip(f"the claims are for torch >= 2.15 and torchvision >= 0.29, found {torch.__version__} and "
                     f"{torchvision.__version__}", allow_module_level=True)
     return torch, torchvision
+
+
+def check_declared_geometry(compose, name, kwargs, pil):
+    """Asserts that a drawn geometry call (`name`, `kwargs`) carries the Compose's own choices: the
+    resize's interpolation and antialiasing, the padding's mode. A replay takes its arguments from
+    the calls, so without this a choice conveyor dropped would be dropped on both sides."""
+    def first(*names):
+        found = [t for t in getattr(compose, "transforms", [compose]) if type(t).__name__ in names]
+        return found[0] if found else None
+    if name in ("resize", "resized_crop"):
+        t = first("Resize", "RandomResizedCrop")
+        mode = str(getattr(t.interpolation, "value", t.interpolation)).lower()
+        assert kwargs.get("interpolation", "bilinear") == mode, (name, kwargs, mode)
+        # torchvision's resize_image antialiases tensors where antialias is true (None is false) and
+        # never for the nearest modes, whose calls name none; Pillow always does
+        unaliased = not pil and not mode.startswith("nearest") and not t.antialias
+        assert kwargs.get("antialias", True) != unaliased, (name, kwargs, t.antialias)
+    if name == "pad":
+        t = first("Pad") or first("RandomCrop")
+        assert kwargs.get("padding_mode", "constant") == t.padding_mode, (name, kwargs, t.padding_mode)

@@ -13,7 +13,7 @@ import pathlib
 
 import pytest
 
-from reference import require
+from reference import check_declared_geometry, require
 
 torch, torchvision = require()
 v2 = pytest.importorskip("torchvision.transforms.v2")
@@ -86,7 +86,7 @@ PIPELINES = {
     # torch's other resizes: nearest, nearest-exact, bilinear without antialiasing.
     "nearest crops": lambda: v2.Compose([
         v2.RandomResizedCrop((96, 80), scale=(0.05, 1.0), interpolation=v2.InterpolationMode.NEAREST),
-        v2.RandomHorizontalFlip(), v2.ToImage()]),
+        v2.RandomHorizontalFlip(), v2.RandomChannelPermutation(), v2.ToImage()]),
     "nearest-exact eval": lambda: v2.Compose([
         v2.Resize(130, interpolation=v2.InterpolationMode.NEAREST_EXACT), v2.CenterCrop(112), v2.ToImage()]),
     "bilinear, antialias=False": lambda: v2.Compose([
@@ -135,6 +135,7 @@ def _replay_calls(path, calls, compose):
     tail = [t for t in compose.transforms if isinstance(t, (v2.ToDtype, v2.Normalize))]
     finished = False
     for name, kwargs in calls:
+        check_declared_geometry(compose, name, kwargs, pil=False)
         if name == "erase" and not finished:
             x, finished = _finish(x, tail), True
         if name == "erase":

@@ -11,7 +11,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from reference import require
+from reference import check_declared_geometry, require
 
 torch, torchvision = require()
 PIL = pytest.importorskip("PIL")
@@ -136,6 +136,7 @@ def _replay(path, calls, compose, on_pil):
     tail = [t for t in compose.transforms if isinstance(t, _TAIL)]
     finished = False
     for k, (name, kwargs) in enumerate(calls):
+        check_declared_geometry(compose, name, kwargs, pil=True)
         if "interpolation" in kwargs:
             kwargs = dict(kwargs, interpolation=v2.InterpolationMode(kwargs["interpolation"]))
         pil_calls = {"resized_crop": F1.resized_crop, "resize": F1.resize, "center_crop": F1.center_crop,

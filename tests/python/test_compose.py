@@ -56,7 +56,8 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
     (T.Compose([T.Pad(4), T.CenterCrop(32)]),
      r"^transform 0 \(Pad\): conveyor pads as a RandomCrop right after it does \(its padding\), and transform 1 "
      r"\(CenterCrop\) follows it"),
-    (T.Compose([T.Resize((32, 32)), T.Pad(4)]), r"^transform 1 \(Pad\): conveyor pads as a RandomCrop .* none follows"),
+    (T.Compose([T.Resize(36), T.Pad(4)]), r"^transform 1 \(Pad\): conveyor pads as a RandomCrop .* none follows"),
+    (T.Compose([T.CenterCrop(32), T.Pad(4)]), r"^transform 1 \(Pad\): conveyor pads before its crop"),
     (T.Compose([T.Pad(4, padding_mode="reflect"), T.RandomCrop(32, pad_if_needed=True)]),
      r"^transform 0 \(Pad, padding_mode='reflect'\) and transform 1 \(RandomCrop, padding_mode='constant'\) pad twice"),
     (T.Compose([T.Pad(4, fill=3), T.RandomCrop(32)]), r"^transform 0 \(Pad\): conveyor's constant padding is zeros"),

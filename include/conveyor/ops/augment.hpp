@@ -38,9 +38,10 @@ struct RandomResizedCrop {
 
 /// torchvision.transforms.Resize(size, max_size): with an int, the shorter side becomes `size` and
 /// the longer keeps the aspect (truncated, as torchvision computes it), then both shrink so that
-/// the longer is at most `max_size`; with (height, width), exactly that. Antialiased when downscaling.
+/// the longer is at most `max_size`; with (height, width), exactly that; with none (v2's
+/// size=None), the longer side becomes `max_size`. Antialiased when downscaling.
 struct Resize {
-  Size size = 256;
+  std::optional<Size> size = 256;
   std::optional<int> max_size{};
 };
 
@@ -182,8 +183,14 @@ struct PaddedCrop {
 
 /// torchvision's output size for `resize` of a `width` x `height` image: {width, height}.
 [[nodiscard]] inline std::array<int, 2> resized_size(const Resize& resize, int width, int height) noexcept {
-  if (resize.size.pair) return {resize.size.width, resize.size.height};
-  return resize_shorter_side(resize.size.height, width, height, resize.max_size);
+  if (!resize.size) {  // the longer side to max_size, the shorter int(max_size * short / long)
+    const bool w_short = width <= height;
+    const long long s = w_short ? width : height, l = w_short ? height : width, m = resize.max_size.value_or(0);
+    const int short_int = static_cast<int>(std::trunc(double(m * s) / double(l)));
+    return w_short ? std::array<int, 2>{short_int, int(m)} : std::array<int, 2>{int(m), short_int};
+  }
+  if (resize.size->pair) return {resize.size->width, resize.size->height};
+  return resize_shorter_side(resize.size->height, width, height, resize.max_size);
 }
 
 /// torchvision's CenterCrop offset of a `crop` window in `extent` pixels: negative when the image

@@ -137,17 +137,20 @@ struct ImageAugment {
         if (pad < 0 || pad > (1 << 20))
           throw ConfigError("ImageAugment: RandomCrop padding must be in [0, 2^20] pixels a side, got " +
                             std::to_string(pad));
-    if (resize) {
-      if (resize->size.height <= 0 || resize->size.width <= 0)
-        throw ConfigError("ImageAugment: resize size must be > 0, got " + std::to_string(resize->size.height) +
-                          (resize->size.pair ? " x " + std::to_string(resize->size.width) : std::string()));
+    if (resize && !resize->size && !(resize->max_size && *resize->max_size > 0))
+      throw ConfigError("ImageAugment: a resize without a size (the longer side to max_size) needs max_size > 0");
+    if (resize && resize->size) {
+      const Size& s = *resize->size;
+      if (s.height <= 0 || s.width <= 0)
+        throw ConfigError("ImageAugment: resize size must be > 0, got " + std::to_string(s.height) +
+                          (s.pair ? " x " + std::to_string(s.width) : std::string()));
       // torchvision's Resize: max_size bounds the longer side of a shorter-side resize, above it
-      if (resize->max_size && resize->size.pair)
+      if (resize->max_size && s.pair)
         throw ConfigError("ImageAugment: resize max_size applies to a shorter-side size (an int), not (height, width)");
-      if (resize->max_size && *resize->max_size <= resize->size.height)
+      if (resize->max_size && *resize->max_size <= s.height)
         throw ConfigError("ImageAugment: resize max_size = " + std::to_string(*resize->max_size) +
                           " must be strictly greater than the requested size for the smaller edge size (" +
-                          std::to_string(resize->size.height) + ")");
+                          std::to_string(s.height) + ")");
     }
     if (!(flip.p >= 0 && flip.p <= 1)) throw ConfigError("ImageAugment: flip.p must be in [0, 1], got " + std::to_string(flip.p));
     if (dtype == DType::i64) throw ConfigError("ImageAugment: dtype must be u8, f32, f16 or bf16");

@@ -63,11 +63,11 @@ struct SampleProgram {
 };
 
 /// One argument of a torchvision functional call: an integer (a position, a bit count), a 64-bit
-/// key, a number, numbers (one per channel), integers (a size), a word or a flag.
+/// key, a number, numbers (one per channel), integers (a size), a word, a flag, or none (Python's None).
 struct DrawnArg {
   using Value =
       std::variant<std::int64_t, std::uint64_t, double, std::vector<double>, std::vector<std::int64_t>, std::string,
-                   bool>;
+                   bool, std::monostate>;
   std::string name;
   Value value;
 
@@ -80,6 +80,7 @@ struct DrawnArg {
   }
   [[nodiscard]] static DrawnArg text(std::string name, std::string v) { return {std::move(name), std::move(v)}; }
   [[nodiscard]] static DrawnArg flag(std::string name, bool v) { return {std::move(name), v}; }
+  [[nodiscard]] static DrawnArg none(std::string name) { return {std::move(name), std::monostate{}}; }
 };
 
 /// A torchvision.transforms.v2.functional call with the arguments conveyor drew for a sample

@@ -110,9 +110,12 @@ inline void describe_geometry(const Crop& crop, const std::optional<Resize>& res
                       DrawnArg::integers("size", {rrc->size.height, rrc->size.width})}});
   } else {
     if (resize) {
-      std::vector<std::int64_t> sizes{resize->size.height};
-      if (resize->size.pair) sizes.push_back(resize->size.width);
-      DrawnCall call{"resize", {DrawnArg::integers("size", std::move(sizes))}};
+      DrawnCall call{"resize", {DrawnArg::none("size")}};
+      if (resize->size) {
+        std::vector<std::int64_t> sizes{resize->size->height};
+        if (resize->size->pair) sizes.push_back(resize->size->width);
+        call.args[0] = DrawnArg::integers("size", std::move(sizes));
+      }
       if (resize->max_size) call.args.push_back(DrawnArg::integer("max_size", *resize->max_size));
       calls.push_back(std::move(call));
     }
