@@ -251,10 +251,9 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
                 raise _conveyor.ConfigError(f"{where} (Resize): conveyor resizes once, first, before a CenterCrop "
                                             "or as the pipeline's only resize to (height, width)")
             a.resampling = _resampling(where, t, pil)
-            if t.size is None:
-                raise _conveyor.ConfigError(f"{where} (Resize): size=None (the longer side to max_size) is not "
-                                            "supported")
-            a.resize, a.max_size, resize_at = _size(where, "Resize", t.size, crop=False), t.max_size, where
+            # size=None: v2's longer side to max_size (ImageAugment's resize None with a max_size)
+            a.resize = None if t.size is None else _size(where, "Resize", t.size, crop=False)
+            a.max_size, resize_at = t.max_size, where
             continue
         if resize_at and isinstance(a.resize, tuple) and not isinstance(t, (T.CenterCrop, T.RandomCrop, T.Pad)):
             # Resize((height, width)) gives every sample one size: the output is the whole resized image

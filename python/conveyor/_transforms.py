@@ -99,7 +99,8 @@ class ImageAugment:
     "random" (RandomCrop(size, padding, pad_if_needed, padding_mode=padding_mode): padding an int,
     (left/right, top/bottom) or (left, top, right, bottom); padding_mode "constant" (zeros), "edge",
     "reflect" or "symmetric", whose mirror image torchvision makes once), the last two after
-    Resize(resize, max_size) when resize is set; sizes as torchvision takes them, an int (a
+    Resize(resize, max_size) when resize is set (v2's Resize(None, max_size) when only max_size
+    is); sizes as torchvision takes them, an int (a
     square; for resize the shorter side) or (height, width). flip: the horizontal flip's probability. normalize:
     (mean, std) on pixels / 255, "imagenet", or None (floats are pixels / 255). dtype: "u8",
     "f32", "f16", "bf16" or a torch dtype. layout: "nchw" or "nhwc". exif_orientation: apply the

@@ -147,8 +147,14 @@ TEST_CASE("Resize computes torchvision's output size", "[ops][augment]") {
   CHECK(ops::resize_shorter_side(256, 500, 375, 400) == A{341, 256});  // below the cap: unchanged
   CHECK(ops::resize_shorter_side(224, 333, 1000, 225) == A{75, 225});
   // (height, width): exactly that, whatever the image
-  CHECK(ops::resized_size(Resize{.size = {120, 200}}, 640, 427) == A{200, 120});
+  CHECK(ops::resized_size(Resize{.size = Size{120, 200}}, 640, 427) == A{200, 120});
   CHECK(ops::resized_size(Resize{.size = 256, .max_size = 300}, 500, 375) == A{300, 225});
+  // v2's Resize(None, max_size): the longer side to max_size, the shorter int(max_size * short / long)
+  CHECK(ops::resized_size(Resize{.size = std::nullopt, .max_size = 300}, 500, 375) == A{300, 225});
+  CHECK(ops::resized_size(Resize{.size = std::nullopt, .max_size = 200}, 427, 640) == A{133, 200});
+  CHECK(ops::resized_size(Resize{.size = std::nullopt, .max_size = 64}, 7, 7) == A{64, 64});
+  CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{}, .resize = Resize{.size = std::nullopt}}.validate()),
+                    Catch::Contains("without a size (the longer side to max_size) needs max_size > 0"));
 }
 
 TEST_CASE("CenterCrop offsets round half to even and pad when smaller", "[ops][augment]") {
@@ -189,7 +195,7 @@ TEST_CASE("ImageAugment rejects invalid options by name", "[ops][augment]") {
   CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{.size = {224, 0}}}.validate()), Catch::Contains("224 x 0"));
   CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{}, .resize = Resize{.size = 256, .max_size = 256}}.validate()),
                     Catch::Contains("max_size = 256 must be strictly greater"));
-  CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{}, .resize = Resize{.size = {256, 300}, .max_size = 400}}.validate()),
+  CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{}, .resize = Resize{.size = Size{256, 300}, .max_size = 400}}.validate()),
                     Catch::Contains("max_size applies to a shorter-side size"));
   CHECK_NOTHROW(ImageAugment::train().validate());
   CHECK_NOTHROW(ImageAugment::eval().validate());

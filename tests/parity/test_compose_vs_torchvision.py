@@ -93,6 +93,9 @@ PIPELINES = {
         v2.RandomResizedCrop(112, antialias=False), v2.ColorJitter(0.4, 0.4), v2.ToDtype(torch.float32, scale=True),
         v2.Normalize(MEAN, STD)]),
     "resize, antialias=None": lambda: v2.Compose([v2.Resize((72, 96), antialias=None), v2.ToImage()]),
+    "longer side to max_size": lambda: v2.Compose([
+        v2.Resize(None, max_size=120), v2.RandomCrop(96, pad_if_needed=True, padding_mode="edge"),
+        v2.RandomHorizontalFlip(), v2.ToImage()]),
     # RandomCrop with zero padding: CIFAR's recipe, and a crop larger than the resized image.
     "cifar": lambda: v2.Compose([
         v2.Resize((32, 32)), v2.RandomCrop(32, padding=4), v2.RandomHorizontalFlip(),

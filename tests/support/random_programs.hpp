@@ -232,7 +232,7 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
     if (c.coin()) {
       const int n = c.eighths(7) ? c.between(1, 64) : c.integer();
       a.resize = conveyor::Resize{c.eighths(6) ? conveyor::Size{n} : conveyor::Size{n, c.between(1, 64)}};
-      if (!a.resize->size.pair && c.eighths(2))  // mostly just above the size: the cap then applies
+      if (!a.resize->size->pair && c.eighths(2))  // mostly just above the size: the cap then applies
         a.resize->max_size = c.eighths(7) && n > 0 && n < (1 << 20) ? n + c.between(-2, 64) : c.integer();
     }
   }
