@@ -217,10 +217,12 @@ def _resampling(where: str, t: Any, pil: bool) -> str:
                                 f"interpolation={mode}, antialias={t.antialias}")
 
 
-def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAugment:
+def image_augment(pipeline: Any, image_backend: Optional[str] = None, five_crop: bool = False) -> ImageAugment:
     """The ImageAugment that runs `pipeline` (see the module's comment) on the images its dataset
     gives it: "pil" (Image.open(p).convert("RGB"), torchvision's ImageFolder) or "tensor"
-    (torchvision.io.decode_image); by default "pil" for a torchvision v1 pipeline, else "tensor"."""
+    (torchvision.io.decode_image); by default "pil" for a torchvision v1 pipeline, else "tensor".
+    With `five_crop`, a FiveCrop or TenCrop compiles to the ImageAugment of its centre crop (its
+    five_crop_of saying which flip TenCrop adds), whose caller makes the views."""
     if not (callable(pipeline) or dataclasses.is_dataclass(pipeline) and type(pipeline).__module__ == T.__name__):
         raise TypeError(f"transform must be an ImageAugment, a RawTensor, or a torchvision Compose "
                         f"(or conveyor.transforms'), got {pipeline!r} ({type(pipeline).__name__})")
@@ -234,6 +236,7 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
     places: List[str] = []  # where each of `pixels` is in the pipeline
     resize_at: Optional[str] = None
     pad, pad_at = None, None  # a Pad waiting for its RandomCrop
+    five_at: Optional[str] = None  # where a FiveCrop or TenCrop is
     state = "decoded"  # then "uint8" after the crop, "float" after ToDtype, "normalised", "erased"
     for where, t in steps:
         name = type(t).__name__
@@ -265,13 +268,18 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
         if pad_at and not isinstance(t, T.RandomCrop):
             raise _conveyor.ConfigError(f"{pad_at} (Pad): conveyor pads as a RandomCrop right after it does (its "
                                         f"padding), and {where} ({name}) follows it")
+        if five_at and not isinstance(t, (T.ToTensor, T.ToDtype, T.Normalize)):
+            raise _conveyor.ConfigError(
+                f"{where} ({name}) after {five_at}: torchvision runs it once for "
+                "all the crops (one draw), conveyor's views each their own: only ToImage, ToDtype, ToTensor and "
+                "Normalize may follow a FiveCrop or a TenCrop")
         if isinstance(t, T.Pad):
             if state != "decoded":
                 raise _conveyor.ConfigError(f"{where} (Pad): conveyor pads before its crop, as the RandomCrop "
                                             "right after it")
             pad, pad_at = t, where
             continue
-        if isinstance(t, (T.CenterCrop, T.RandomResizedCrop, T.RandomCrop)):
+        if isinstance(t, (T.CenterCrop, T.RandomResizedCrop, T.RandomCrop, T.FiveCrop, T.TenCrop)):
             if state != "decoded":
                 raise _conveyor.ConfigError(f"{where} ({name}): conveyor crops once, first")
             a.size = _size(where, name, t.size)
@@ -281,6 +289,15 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None) -> ImageAu
             elif isinstance(t, T.RandomCrop):
                 a.crop, a.pad_if_needed = "random", t.pad_if_needed
                 a.padding, a.padding_mode = _crop_padding(where, t, pad, pad_at)
+            elif isinstance(t, (T.FiveCrop, T.TenCrop)):
+                if not five_crop:
+                    raise _conveyor.ConfigError(
+                        f"{where} ({name}) makes {5 if isinstance(t, T.FiveCrop) else 10} images of each: give the "
+                        "pipeline to a Loader's transform=, which runs its crops as conveyor.Views, rather than to "
+                        "ImageAugment.from_transforms")
+                a.crop, five_at = "five_center", f"{where} ({name})"
+                a.five_crop_of = "image" if isinstance(t, T.FiveCrop) else (
+                    "vertical_flip" if t.vertical_flip else "horizontal_flip")
             else:
                 a.crop = "center"
             state, resize_at, pad_at = "uint8", None, None

@@ -83,6 +83,10 @@ def _padding(value: Any) -> List[int]:
     return pads * 4 if len(pads) == 1 else pads * 2 if len(pads) == 2 else pads
 
 
+# FiveCrop's crops in torchvision's order, as ImageAugment's crop names them.
+_FIVE_CROP_PARTS = ("top_left", "top_right", "bottom_left", "bottom_right", "five_center")
+
+
 @dataclasses.dataclass
 class ImageAugment:
     """Decode, crop, resize, flip, normalise and convert each image, with torchvision's semantics.
@@ -98,7 +102,9 @@ class ImageAugment:
     crop: "random_resized" (RandomResizedCrop(size, scale, ratio)), "center" (CenterCrop(size)) or
     "random" (RandomCrop(size, padding, pad_if_needed, padding_mode=padding_mode): padding an int,
     (left/right, top/bottom) or (left, top, right, bottom); padding_mode "constant" (zeros), "edge",
-    "reflect" or "symmetric", whose mirror image torchvision makes once), the last two after
+    "reflect" or "symmetric", whose mirror image torchvision makes once), or one of FiveCrop's
+    "top_left", "top_right", "bottom_left", "bottom_right", "five_center" (of the image, or with
+    five_crop_of "horizontal_flip" or "vertical_flip" of its mirror image: TenCrop's), the last four after
     Resize(resize, max_size) when resize is set (v2's Resize(None, max_size) when only max_size
     is); sizes as torchvision takes them, an int (a
     square; for resize the shorter side) or (height, width). flip: the horizontal flip's probability. normalize:
@@ -156,6 +162,7 @@ class ImageAugment:
     padding: Union[int, Sequence[int]] = 0
     pad_if_needed: bool = False
     padding_mode: str = "constant"
+    five_crop_of: str = "image"
     pil_transforms: int = 0
 
     @classmethod
@@ -195,7 +202,9 @@ class ImageAugment:
                 "(train() and eval() normalise with ImageNet's mean and std unless told otherwise)")
         decode_scaling = None if self.decode_scaling is None else _args.flag(who, "decode_scaling", self.decode_scaling)
         return _conveyor.image_augment(
-            crop=_args.choice(who, "crop", self.crop, ("random_resized", "center", "random")),
+            crop=_args.choice(who, "crop", self.crop, ("random_resized", "center", "random") + _FIVE_CROP_PARTS),
+            five_crop_of=("image", "horizontal_flip", "vertical_flip").index(
+                _args.choice(who, "five_crop_of", self.five_crop_of, ("image", "horizontal_flip", "vertical_flip"))),
             padding=_padding(self.padding), pad_if_needed=_args.flag(who, "pad_if_needed", self.pad_if_needed),
             padding_mode=_args.choice(who, "padding_mode", self.padding_mode, ("constant", "edge", "reflect", "symmetric")),
             size=_size("size", self.size), scale=_pair("scale", self.scale),
@@ -231,7 +240,8 @@ class ImageAugment:
 
 def compiled_transform(who: str, transform: Any, image_backend: Optional[str]) -> Any:
     """A Loader's or Preprocessor's `transform` as it runs: ImageAugment.eval() for None, Views
-    for a list, a Compose compiled with `image_backend`, the others as they are."""
+    for a list, a Compose compiled with `image_backend` (Views of its crops with a FiveCrop or a
+    TenCrop), the others as they are."""
     if transform is None:
         transform = ImageAugment.eval()
     if isinstance(transform, (ImageAugment, RawTensor, Views)):
@@ -242,7 +252,13 @@ def compiled_transform(who: str, transform: Any, image_backend: Optional[str]) -
         return transform
     if isinstance(transform, list):
         return Views(transform, image_backend=image_backend)
-    return ImageAugment.from_transforms(transform, image_backend)
+    from . import _compose  # which builds ImageAugments
+    a = _compose.image_augment(transform, image_backend, five_crop=True)
+    if a.crop not in _FIVE_CROP_PARTS:
+        return a
+    # FiveCrop (TenCrop): a view per crop, in torchvision's order, as the DataLoader collates its tuple
+    flips = ("image",) if a.five_crop_of == "image" else ("image", a.five_crop_of)
+    return Views([dataclasses.replace(a, crop=part, five_crop_of=of) for of in flips for part in _FIVE_CROP_PARTS])
 
 
 @dataclasses.dataclass

@@ -106,6 +106,24 @@ class Pad:
 
 
 @dataclasses.dataclass
+class FiveCrop:
+    """The four corners and the centre, `size` each, of the (resized) image: five views
+    (conveyor.Views), which the loop yields as five tensors, as the DataLoader collates
+    torchvision's tuple; only conversions, ToDtype and Normalize may follow it."""
+
+    size: Union[int, Sequence[int]]
+
+
+@dataclasses.dataclass
+class TenCrop:
+    """FiveCrop of the image and of its mirror image (flipped top to bottom with `vertical_flip`):
+    ten views."""
+
+    size: Union[int, Sequence[int]]
+    vertical_flip: bool = False
+
+
+@dataclasses.dataclass
 class ToImage:
     pass
 
@@ -156,6 +174,6 @@ class DrawnCall(NamedTuple):
 
 
 __all__ = [
-    "CenterCrop", "Compose", "CutMix", "DrawnCall", "MixUp", "Normalize", "PILToTensor", "Pad", "PixelTransform",
-    "RandomCrop", "RandomResizedCrop", "Resize", "ToDtype", "ToImage", "ToPureTensor", "ToTensor",
+    "CenterCrop", "Compose", "CutMix", "DrawnCall", "FiveCrop", "MixUp", "Normalize", "PILToTensor", "Pad",
+    "PixelTransform", "RandomCrop", "RandomResizedCrop", "Resize", "TenCrop", "ToDtype", "ToImage", "ToPureTensor", "ToTensor",
 ] + _pixel_transform_names

@@ -35,6 +35,14 @@ conveyor::Size size_of(const char* name, const std::vector<int>& v) {
                               std::to_string(v.size()) + " values");
 }
 
+/// FiveCrop's part named `crop`, if it names one.
+std::optional<conveyor::FiveCrop::Part> five_crop_part(const std::string& crop) {
+  static constexpr const char* parts[] = {"top_left", "top_right", "bottom_left", "bottom_right", "five_center"};
+  for (std::size_t k = 0; k < 5; ++k)
+    if (crop == parts[k]) return static_cast<conveyor::FiveCrop::Part>(k);
+  return std::nullopt;
+}
+
 /// An enum's value by its name in `ops::enum_names(E)`, the argument `what`.
 template <class E>
 E enum_of(const char* what, const std::string& name) {
@@ -56,7 +64,7 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
                         std::optional<bool> decode_scaling, bool lenient, std::uint64_t max_image_pixels,
                         const std::string& sixteen_bit, bool torchvision_rounding, bool divide_by_255,
                         const std::string& resampling, std::array<int, 4> padding, bool pad_if_needed,
-                        const std::string& padding_mode, const std::vector<PixelTransform>& transforms,
+                        const std::string& padding_mode, int five_crop_of, const std::vector<PixelTransform>& transforms,
                         std::size_t pil_transforms) {
   conveyor::ImageAugment a;
   const conveyor::Size out = size_of("size", size);
@@ -67,8 +75,16 @@ Transform image_augment(const std::string& crop, const std::vector<int>& size, s
   else if (crop == "random")
     a.crop = conveyor::RandomCrop{out, {padding[0], padding[1], padding[2], padding[3]}, pad_if_needed,
                                   enum_of<conveyor::ops::PadMode>("padding_mode", padding_mode)};
+  else if (const auto part = five_crop_part(crop)) {
+    if (five_crop_of < 0 || five_crop_of > 2)
+      throw conveyor::ConfigError("ImageAugment: five_crop_of must be 0 (the image), 1 (its horizontal flip) or 2 "
+                                  "(its vertical flip), got " + std::to_string(five_crop_of));
+    a.crop = conveyor::FiveCrop{out, *part, static_cast<conveyor::FiveCrop::Of>(five_crop_of)};
+  }
   else
-    throw conveyor::ConfigError("ImageAugment: crop must be 'random_resized', 'center' or 'random', got '" + crop + "'");
+    throw conveyor::ConfigError("ImageAugment: crop must be 'random_resized', 'center', 'random' or one of "
+                                "FiveCrop's 'top_left', 'top_right', 'bottom_left', 'bottom_right', "
+                                "'five_center', got '" + crop + "'");
   if (resize) a.resize = conveyor::Resize{size_of("resize", *resize), max_size};
   else if (max_size) a.resize = conveyor::Resize{std::nullopt, max_size};  // v2's Resize(None, max_size)
   a.flip.p = flip;
@@ -133,7 +149,7 @@ void bind_transforms(nb::module_& m) {
         "flip"_a, "mean"_a, "std"_a, "dtype"_a, "layout"_a, "exif_orientation"_a, "roi"_a, "decode_scaling"_a, "lenient"_a,
         "max_image_pixels"_a, "sixteen_bit"_a = "refuse", "torchvision_rounding"_a = false, "divide_by_255"_a = false,
         "resampling"_a = "bilinear", "padding"_a = std::array<int, 4>{0, 0, 0, 0}, "pad_if_needed"_a = false,
-        "padding_mode"_a = "constant", "transforms"_a = std::vector<PixelTransform>{}, "pil_transforms"_a = std::size_t{0});
+        "padding_mode"_a = "constant", "five_crop_of"_a = 0, "transforms"_a = std::vector<PixelTransform>{}, "pil_transforms"_a = std::size_t{0});
   m.def(
       "resampling_names",
       [] {

@@ -181,6 +181,22 @@ def test_a_compose_equals_torchvision_on_the_parameters_conveyor_drew(photos, na
     assert drawn >= 2 * 2 * len(files), "the pipeline drew almost nothing: the comparison would be vacuous"
 
 
+@pytest.mark.parametrize("crop", ["five", "ten", "ten, vertical"])
+def test_five_and_ten_crops_are_views_equal_to_torchvisions_collated_tuple(photos, crop):
+    """FiveCrop and TenCrop are deterministic: each view equals the element of torchvision's tuple."""
+    make = {"five": lambda: v2.FiveCrop((96, 80)), "ten": lambda: v2.TenCrop(88),
+            "ten, vertical": lambda: v2.TenCrop((72, 90), vertical_flip=True)}[crop]
+    compose = v2.Compose([v2.Resize(120), make(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
+    dataset = conveyor.ImageFolder(str(photos))
+    files = [pathlib.Path(dataset.name(i)) for i in range(len(dataset))]
+    (views, _), = list(conveyor.Loader(dataset, batch_size=len(files), workers=2, transform=compose))
+    assert len(views) == (5 if crop == "five" else 10)
+    for index, path in enumerate(files):
+        expected = compose(torchvision.io.decode_image(str(path), mode=torchvision.io.ImageReadMode.RGB))
+        for k, want in enumerate(expected):
+            assert torch.equal(views[k][index], want), (path.name, k)
+
+
 def test_conveyor_transforms_are_torchvisions():
     """conveyor.transforms' names compile to what torchvision's do: the same batches."""
     ours = T.Compose([T.RandomResizedCrop(96), T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4, 0.1),

@@ -47,7 +47,8 @@ def test_a_registered_transform_takes_torchvision_arguments_in_order_with_its_de
 
 
 def test_every_torchvision_transform_conveyor_takes_is_registered_or_a_pipeline_step():
-    steps = {"Compose", "RandomResizedCrop", "Resize", "CenterCrop", "Pad", "RandomCrop", "ToImage", "PILToTensor", "ToPureTensor",
+    steps = {"Compose", "RandomResizedCrop", "Resize", "CenterCrop", "Pad", "RandomCrop", "FiveCrop", "TenCrop",
+             "ToImage", "PILToTensor", "ToPureTensor",
              "ToDtype", "ToTensor", "Normalize", "MixUp", "CutMix"}
     registered = {entry[0] for entry in _conveyor.pixel_transform_schema()}
     classes = {n for n in T.__all__ if isinstance(getattr(T, n), type) and dataclasses.is_dataclass(getattr(T, n))}

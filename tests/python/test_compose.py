@@ -61,6 +61,8 @@ def test_the_train_recipe_keeps_the_flip_in_the_crop_and_the_rest_in_order():
     (T.Compose([T.Pad(4, padding_mode="reflect"), T.RandomCrop(32, pad_if_needed=True)]),
      r"^transform 0 \(Pad, padding_mode='reflect'\) and transform 1 \(RandomCrop, padding_mode='constant'\) pad twice"),
     (T.Compose([T.Pad(4, fill=3), T.RandomCrop(32)]), r"^transform 0 \(Pad\): conveyor's constant padding is zeros"),
+    (T.Compose([T.Resize(256), T.TenCrop(224), T.ToDtype("float32", scale=True)]),
+     r"^transform 1 \(TenCrop\) makes 10 images of each: give the pipeline to a Loader's transform="),
     (T.Compose([T.Resize(64, interpolation="bicubic", antialias=False), T.CenterCrop(64)]),
      r"transform 0 \(Resize\): conveyor resizes with bilinear, bicubic, nearest, nearest-exact, bilinear "
      r"\(antialias=False\) on tensors .* got interpolation=bicubic, antialias=False"),
@@ -269,6 +271,19 @@ class TestTorchvision:
                 assert (a.crop, a.size, a.padding, a.pad_if_needed) == ("random", 32, ours.padding, False)
         assert conveyor.ImageAugment.from_transforms(v2.Compose([v2.RandomCrop(32, padding=[1, 2, 3, 4])])).padding \
             == [1, 2, 3, 4]  # v2 keeps it as (left, right, top, bottom)
+
+    def test_five_and_ten_crop_become_views_and_refuse_what_torchvision_draws_once_for_all(self):
+        v2 = self.v2
+        import torch
+        views = conveyor._transforms.compiled_transform("Loader", v2.Compose([v2.Resize(64), v2.TenCrop(48)]), None)
+        assert isinstance(views, conveyor.Views) and len(views.views) == 10
+        assert [(v.crop, v.five_crop_of) for v in views.views[4:6]] == [("five_center", "image"),
+                                                                        ("top_left", "horizontal_flip")]
+        with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(ColorJitter\) after transform 1 \(FiveCrop\): "
+                                                       r"torchvision runs it once for all the crops"):
+            conveyor._transforms.compiled_transform(
+                "Loader", v2.Compose([v2.Resize(64), v2.FiveCrop(48), v2.ColorJitter(0.4),
+                                      v2.ToDtype(torch.float32, scale=True)]), None)
 
     def test_a_pad_before_a_random_crop_is_its_padding_and_the_modes_carry(self):
         v2 = self.v2

@@ -204,7 +204,7 @@ inline conveyor::PixelTransform random_transform(Choices& c, int depth) {
 }  // namespace detail
 
 /// An augmentation from `c`: the crop (RandomResizedCrop with any scale and ratio, or CenterCrop or
-/// RandomCrop with any padding in any mode after a Resize or not, to a side or (height, width), with max_size or not), its size (1 to 48,
+/// RandomCrop with any padding in any mode, or one of FiveCrop's, after a Resize or not, to a side or (height, width), with max_size or not), its size (1 to 48,
 /// now and then up to 300; a square mostly), the flip, 0 to 4 pixel
 /// transforms, the output's dtype, layout and normalisation, the decode settings and the resampling
 /// filter. Not validated.
@@ -228,6 +228,9 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
       if (c.coin())  // mirrored or repeated edges (too deep for the image now and then: refused)
         crop.padding_mode = static_cast<conveyor::ops::PadMode>(c.below(std::uint32_t(conveyor::ops::enum_names(crop.padding_mode).size())));
       a.crop = crop;
+    } else if (c.eighths(1)) {  // one of FiveCrop's, of the image or a mirror image (larger than the image: refused)
+      a.crop = conveyor::FiveCrop{size, static_cast<conveyor::FiveCrop::Part>(c.below(5)),
+                                  static_cast<conveyor::FiveCrop::Of>(c.below(3))};
     }
     if (c.coin()) {
       const int n = c.eighths(7) ? c.between(1, 64) : c.integer();

@@ -62,8 +62,19 @@ struct RandomCrop {
   ops::PadMode padding_mode = ops::PadMode::constant;
 };
 
+/// One crop of torchvision's FiveCrop(size) (a view each: `Views`): the `size` box at a corner of
+/// the image or its centre, of the image or, for TenCrop's second five, of its mirror image;
+/// refused where the image is smaller than the box, as torchvision refuses it.
+struct FiveCrop {
+  enum class Part : std::uint8_t { top_left, top_right, bottom_left, bottom_right, center };  ///< five_crop's order
+  enum class Of : std::uint8_t { image, horizontal_flip, vertical_flip };  ///< TenCrop's vertical_flip picks the last
+  Size size = 224;
+  Part part = Part::center;
+  Of of = Of::image;
+};
+
 /// The crop an ImageAugment starts with.
-using Crop = std::variant<RandomResizedCrop, CenterCrop, RandomCrop>;
+using Crop = std::variant<RandomResizedCrop, CenterCrop, RandomCrop, FiveCrop>;
 
 /// torchvision.transforms.RandomHorizontalFlip(p).
 struct HorizontalFlip {

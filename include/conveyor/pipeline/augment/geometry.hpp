@@ -25,8 +25,25 @@ namespace conveyor {
 inline namespace v0 {
 namespace detail {
 
+/// Where FiveCrop's box starts in a `width` x `height` image, {left, top}: its corner, or
+/// center_crop's offset; of a mirror image, the box whose mirror that crop is.
+/// @throws ConfigError where the box is larger than the image (torchvision's five_crop refuses it).
+[[nodiscard]] inline std::array<int, 2> five_crop_place(const FiveCrop& c, int width, int height) {
+  const int cw = c.size.width, ch = c.size.height;
+  if (cw > width || ch > height)
+    throw ConfigError("FiveCrop: requested crop size (" + std::to_string(ch) + ", " + std::to_string(cw) +
+                      ") is bigger than input size (" + std::to_string(height) + ", " + std::to_string(width) + ")");
+  using P = FiveCrop::Part;
+  int left = c.part == P::top_right || c.part == P::bottom_right ? width - cw : 0;
+  int top = c.part == P::bottom_left || c.part == P::bottom_right ? height - ch : 0;
+  if (c.part == P::center) left = ops::center_crop_offset(width, cw), top = ops::center_crop_offset(height, ch);
+  if (c.of == FiveCrop::Of::horizontal_flip) left = width - cw - left;
+  if (c.of == FiveCrop::Of::vertical_flip) top = height - ch - top;
+  return {left, top};
+}
+
 /// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels: `crop`
-/// (after `resize`, for a `CenterCrop` or a `RandomCrop`) and `flip`, each drawn from the sample's
+/// (after `resize`, for a `CenterCrop`, a `RandomCrop` or a `FiveCrop`) and `flip`, each drawn from the sample's
 /// own stream. The source view is left for the caller, who knows where the pixels are.
 /// @throws ConfigError when the crop box is empty (a ratio too extreme for this image: torchvision
 /// cannot resize it either), a RandomCrop larger than the padded image, or padded deeper than its
@@ -83,6 +100,12 @@ namespace detail {
                           std::to_string(rh) + " image allows (torchvision refuses it too)");
       offset_x = static_cast<int>(c.left - c.padding[0]);
       offset_y = static_cast<int>(c.top - c.padding[1]);
+    } else if (const auto* five = std::get_if<FiveCrop>(&crop)) {
+      const std::array<int, 2> at = five_crop_place(*five, rw, rh);
+      offset_x = at[0];
+      offset_y = at[1];
+      p.flip = five->of == FiveCrop::Of::horizontal_flip;
+      p.flip_y = five->of == FiveCrop::Of::vertical_flip;
     }
     p.x = {0.0, double(width) / rw, offset_x, rw, 0, width};
     p.y = {0.0, double(height) / rh, offset_y, rh, 0, height};
@@ -90,14 +113,15 @@ namespace detail {
   }
   if (flip.p > 0) {
     CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::flip);
-    p.flip = rng.uniform() < flip.p ? 1 : 0;
+    p.flip ^= rng.uniform() < flip.p ? 1 : 0;  // a flipped image's flip (TenCrop's) undone
   }
   return p;
 }
 
 /// The torchvision functional calls `plan_geometry` stands for, for the same sample and image:
 /// `resized_crop` with the drawn box, or `resize` and `center_crop`, or `resize`, `pad` and `crop`
-/// (each where RandomCrop needs it); `horizontal_flip` when drawn.
+/// (each where RandomCrop needs it), or `resize` and FiveCrop's `crop` or `center_crop` (after
+/// the flip of TenCrop's second five); `horizontal_flip` when drawn.
 inline void describe_geometry(const Crop& crop, const std::optional<Resize>& resize,
                               const HorizontalFlip& flip, const SampleContext& ctx, int width, int height,
                               std::uint64_t max_pixels, std::vector<DrawnCall>& calls) {
@@ -132,12 +156,29 @@ inline void describe_geometry(const Crop& crop, const std::optional<Resize>& res
         calls.push_back({"crop",
                          {DrawnArg::integer("top", c.top), DrawnArg::integer("left", c.left),
                           DrawnArg::integer("height", rc->size.height), DrawnArg::integer("width", rc->size.width)}});
+    } else if (const auto* five = std::get_if<FiveCrop>(&crop)) {
+      // TenCrop's second five: the flip, then the crop of the flipped image
+      if (five->of == FiveCrop::Of::horizontal_flip) calls.push_back({"horizontal_flip"});
+      if (five->of == FiveCrop::Of::vertical_flip) calls.push_back({"vertical_flip"});
+      const Size size = five->size;
+      if (five->part == FiveCrop::Part::center) {
+        calls.push_back({"center_crop", {DrawnArg::integers("output_size", {size.height, size.width})}});
+      } else {
+        const auto [rw, rh] = resize ? ops::resized_size(*resize, width, height) : std::array<int, 2>{width, height};
+        const auto [left, top] = five_crop_place({five->size, five->part, FiveCrop::Of::image}, rw, rh);
+        calls.push_back({"crop",
+                         {DrawnArg::integer("top", top), DrawnArg::integer("left", left),
+                          DrawnArg::integer("height", size.height), DrawnArg::integer("width", size.width)}});
+      }
     } else {
       const Size size = std::get<CenterCrop>(crop).size;
       calls.push_back({"center_crop", {DrawnArg::integers("output_size", {size.height, size.width})}});
     }
   }
-  if (plan_geometry(crop, resize, flip, ctx, width, height, max_pixels).flip) calls.push_back({"horizontal_flip"});
+  const auto* five = std::get_if<FiveCrop>(&crop);
+  const bool mirrored = five && five->of == FiveCrop::Of::horizontal_flip;  // its flip is described above
+  if (plan_geometry(crop, resize, flip, ctx, width, height, max_pixels).flip != mirrored)
+    calls.push_back({"horizontal_flip"});
 }
 
 }  // namespace detail
