@@ -16,6 +16,8 @@ from ._transforms import ImageAugment, _padding, dtype_name
 
 # What conveyor's decode already gives: torchvision.io.decode_image's uint8 CHW tensor.
 _AS_DECODED = (T.ToImage, T.PILToTensor, T.ToPureTensor)
+# What may follow a Resize (the crops that give every sample one size, and a RandomCrop's Pad).
+_AFTER_RESIZE = (T.CenterCrop, T.RandomCrop, T.Pad, T.FiveCrop, T.TenCrop)
 
 
 def _inside(where: str, k: int) -> str:
@@ -258,13 +260,13 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None, five_crop:
             a.resize = None if t.size is None else _size(where, "Resize", t.size, crop=False)
             a.max_size, resize_at = t.max_size, where
             continue
-        if resize_at and isinstance(a.resize, tuple) and not isinstance(t, (T.CenterCrop, T.RandomCrop, T.Pad)):
+        if resize_at and isinstance(a.resize, tuple) and not isinstance(t, _AFTER_RESIZE):
             # Resize((height, width)) gives every sample one size: the output is the whole resized image
             a.crop, a.size, state, resize_at = "center", a.resize, "uint8", None
-        if resize_at and not isinstance(t, (T.CenterCrop, T.RandomCrop, T.Pad)):
+        if resize_at and not isinstance(t, _AFTER_RESIZE):
             raise _conveyor.ConfigError(f"{where} ({name}) after Resize ({resize_at}): conveyor needs a CenterCrop "
-                                        "or a RandomCrop right after a Resize of the shorter side (Resize(n)), so "
-                                        "that every sample has one size")
+                                        "or a RandomCrop (or a FiveCrop) right after a Resize of the shorter side "
+                                        "(Resize(n)), so that every sample has one size")
         if pad_at and not isinstance(t, T.RandomCrop):
             raise _conveyor.ConfigError(f"{pad_at} (Pad): conveyor pads as a RandomCrop right after it does (its "
                                         f"padding), and {where} ({name}) follows it")
