@@ -31,8 +31,8 @@ def _inside(where: str, k: int) -> str:
 # functionals of its own, which conveyor refuses). v1's GaussianBlur makes its kernel otherwise than
 # v2's, which conveyor's is, v1's RandomAffine its matrix (the same numbers, rounded in another
 # order) and v1's policies their magnitudes: those are v2's only.
-_V1 = {"Compose", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
-       "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
+_V1 = {"Compose", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
+       "RandomVerticalFlip", "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
 _V1_ON_PIL = {c.__name__ for c in T._PIXEL_TRANSFORMS if c._on_pil} - _V1 - {
     "GaussianBlur", "RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment"}
 

@@ -206,7 +206,8 @@ class ImageAugment:
             five_crop_of=("image", "horizontal_flip", "vertical_flip").index(
                 _args.choice(who, "five_crop_of", self.five_crop_of, ("image", "horizontal_flip", "vertical_flip"))),
             padding=_padding(self.padding), pad_if_needed=_args.flag(who, "pad_if_needed", self.pad_if_needed),
-            padding_mode=_args.choice(who, "padding_mode", self.padding_mode, ("constant", "edge", "reflect", "symmetric")),
+            padding_mode=_args.choice(who, "padding_mode", self.padding_mode,
+                                      ("constant", "edge", "reflect", "symmetric")),
             size=_size("size", self.size), scale=_pair("scale", self.scale),
             ratio=_pair("ratio", self.ratio), resize=None if self.resize is None else _size("resize", self.resize),
             max_size=_args.optional_integer(who, "max_size", self.max_size, 1),

@@ -175,5 +175,6 @@ class DrawnCall(NamedTuple):
 
 __all__ = [
     "CenterCrop", "Compose", "CutMix", "DrawnCall", "FiveCrop", "MixUp", "Normalize", "PILToTensor", "Pad",
-    "PixelTransform", "RandomCrop", "RandomResizedCrop", "Resize", "TenCrop", "ToDtype", "ToImage", "ToPureTensor", "ToTensor",
+    "PixelTransform", "RandomCrop", "RandomResizedCrop", "Resize", "TenCrop", "ToDtype", "ToImage", "ToPureTensor",
+    "ToTensor",
 ] + _pixel_transform_names
