@@ -9,7 +9,7 @@
 # the libtorch example against the machine's PyTorch, the distributed example where there are two
 # GPUs, and print a summary table last. Logs go to $OUT (or ./gpu-check-out).
 #
-#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats|decode|serve]  # from the repository root; default all
+#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats|decode|serve|kernels]  # from the repository root; default all
 #
 # check: the tests, the sanitizers, the checksums, the distributed and libtorch examples, the
 # Python package (built with pip into a venv that sees the machine's torch) with its tests and
@@ -28,6 +28,9 @@
 # serve (part of perf): the request path: its GPU tests (and under memcheck), conveyor-latency
 # for requests of 1, 8 and 32 images from 1 and 32 clients, torchvision's PIL and
 # decode_jpeg(device="cuda") paths beside them, and a soak of 100,000 requests;
+# kernels (not part of all; about 5 minutes, for a session short of device time): the gpu-labelled
+# tests, memcheck over the cases that run each kernel on small inputs ([kernels]), and the fused
+# kernel's table (every filter beside the default);
 # profile (not part of all): Nsight Compute counters of one fused-kernel launch per dtype, as
 # RESULTS.md quotes them (time, warp instructions, issue, L2 and L1 traffic, load waits).
 # check takes about 7 minutes on an H100 with 16 cores (414 s on 2026-12-06: the Python package's
@@ -53,7 +56,7 @@ export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build=build-gpu
 part=${1:-all}
-case $part in all | check | perf | distributed | profile | python | formats | decode | serve) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats|decode|serve]" >&2; exit 2 ;; esac
+case $part in all | check | perf | distributed | profile | python | formats | decode | serve | kernels) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats|decode|serve|kernels]" >&2; exit 2 ;; esac
 want() { [ "$part" = all ] || [ "$part" = "$1" ] || { { [ "$1" = formats ] || [ "$1" = decode ] || [ "$1" = serve ]; } && [ "$part" = perf ]; }; }
 declare -A result
 
@@ -137,6 +140,7 @@ targets=()
                                  conveyor-distributed)
 [ "$part" = distributed ] && targets=(--target conveyor-distributed conveyor-make-dataset)
 [ "$part" = profile ] && targets=(--target bench_pipeline)
+[ "$part" = kernels ] && targets=(--target conveyor_cuda_tests bench_pipeline)
 [ "$part" = python ] && targets=(--target conveyor-bench conveyor-make-dataset)
 [ "$part" = formats ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset conveyor-pack)
 [ "$part" = decode ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset bench_nvjpeg)
@@ -147,7 +151,7 @@ bench=$build/tools/conveyor-bench
 # ImageNet-like sets cut from the test photos: 100 classes for throughput, 10 for training.
 inet=/tmp/conveyor-imagenet-like
 inet10=/tmp/conveyor-10-classes
-if [ "$part" != profile ]; then
+if [ "$part" != profile ] && [ "$part" != kernels ]; then
   if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
     [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
       --out "$inet" --count 5000 --classes 100 --seed 1
@@ -164,7 +168,7 @@ torch_prefix=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_pa
 python=
 python_wanted=
 if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats ] && [ "$part" != decode ] &&
-   [ "$part" != serve ]; then
+   [ "$part" != serve ] && [ "$part" != kernels ]; then
   python_wanted=1
   if ! python3 -c 'import conveyor._conveyor' 2> /dev/null; then
     # check builds it beside the GPU's tests; the other parts need it first
@@ -180,6 +184,13 @@ if want check && [ -n "$torch_prefix" ]; then
     -DCMAKE_CUDA_ARCHITECTURES=90 -DCONVEYOR_ENABLE_CUDA=ON -DCONVEYOR_BUILD_TESTS=OFF -DCONVEYOR_BUILD_BENCHMARKS=OFF \
     -DCONVEYOR_BUILD_TOOLS=OFF -DCMAKE_PREFIX_PATH='$deps/usr;$torch_prefix' ${jpeg[*]} &&
     cmake --build build-torch -j 8 --target conveyor-libtorch-train"
+fi
+
+if [ "$part" = kernels ]; then
+  step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
+  tests=$build/tests/cuda/conveyor_cuda_tests
+  sanitize sanitize_memcheck memcheck "[kernels]"
+  step bench_pipeline "$build/benchmarks/bench_pipeline" --data examples/data/samples --benchmark_filter='^kernel'
 fi
 
 if want check; then
