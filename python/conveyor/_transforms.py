@@ -83,8 +83,10 @@ def _padding(value: Any) -> List[int]:
     return pads * 4 if len(pads) == 1 else pads * 2 if len(pads) == 2 else pads
 
 
-# FiveCrop's crops in torchvision's order, as ImageAugment's crop names them.
+# FiveCrop's crops in torchvision's order, as ImageAugment's crop names them, and what they are of
+# (C++'s FiveCrop::Part and FiveCrop::Of, in their order).
 _FIVE_CROP_PARTS = ("top_left", "top_right", "bottom_left", "bottom_right", "five_center")
+_FIVE_CROP_OF = ("image", "horizontal_flip", "vertical_flip")
 
 
 @dataclasses.dataclass
@@ -203,8 +205,7 @@ class ImageAugment:
         decode_scaling = None if self.decode_scaling is None else _args.flag(who, "decode_scaling", self.decode_scaling)
         return _conveyor.image_augment(
             crop=_args.choice(who, "crop", self.crop, ("random_resized", "center", "random") + _FIVE_CROP_PARTS),
-            five_crop_of=("image", "horizontal_flip", "vertical_flip").index(
-                _args.choice(who, "five_crop_of", self.five_crop_of, ("image", "horizontal_flip", "vertical_flip"))),
+            five_crop_of=_FIVE_CROP_OF.index(_args.choice(who, "five_crop_of", self.five_crop_of, _FIVE_CROP_OF)),
             padding=_padding(self.padding), pad_if_needed=_args.flag(who, "pad_if_needed", self.pad_if_needed),
             padding_mode=_args.choice(who, "padding_mode", self.padding_mode,
                                       ("constant", "edge", "reflect", "symmetric")),

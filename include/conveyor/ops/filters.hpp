@@ -96,7 +96,8 @@ inline constexpr double pi = 3.14159265358979323846;  // M_PI, which Pillow uses
 
 }  // namespace detail
 
-/// Filter `f` at `x` (source pixels from the centre, divided by the filter's scale).
+/// Filter `f` at `x` (source pixels from the centre, divided by the filter's scale). The nearest
+/// filters take one tap of weight 1 (`tap_weight`) and never ask.
 [[nodiscard]] CONVEYOR_HD inline double filter_value(Resampling f, double x) noexcept {
   switch (f) {
     case Resampling::bicubic: {  // torch's aa_filter: cubic_convolution1 and 2 with A = -0.5
@@ -108,8 +109,6 @@ inline constexpr double pi = 3.14159265358979323846;  // M_PI, which Pillow uses
       return 0.0;
     }
     case Resampling::pil_box:
-    case Resampling::nearest:
-    case Resampling::nearest_exact:
     case Resampling::pil_nearest: return x > -0.5 && x <= 0.5 ? 1.0 : 0.0;
     case Resampling::pil_hamming:
       if (x < 0.0) x = -x;

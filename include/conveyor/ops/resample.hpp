@@ -83,7 +83,7 @@ struct AxisTaps {
 /// Taps of resized pixel `r` (0 <= r < a.resized) on axis `a`.
 [[nodiscard]] CONVEYOR_HD inline AxisTaps resized_taps(const AxisPlan& a, std::int32_t r) noexcept {
   if (a.filter == Resampling::pil_nearest) return nearest_tap(a, r);
-  if (a.filter == Resampling::nearest || a.filter == Resampling::nearest_exact) return torch_nearest_tap(a, r);
+  if (is_nearest(a.filter)) return torch_nearest_tap(a, r);
   AxisTaps t;
   t.filter = a.filter;
   const bool widen = a.scale >= 1.0 && !unwidened(a.filter);

@@ -97,7 +97,7 @@ namespace detail {
                           "' mirrors an image once: padding (" + std::to_string(c.padding[0]) + ", " +
                           std::to_string(c.padding[1]) + ", " + std::to_string(c.padding[2]) + ", " +
                           std::to_string(c.padding[3]) + ") is deeper than this " + std::to_string(rw) + " x " +
-                          std::to_string(rh) + " image allows (torchvision refuses it too)");
+                          std::to_string(rh) + " image allows (torch refuses it on tensors)");
       offset_x = static_cast<int>(c.left - c.padding[0]);
       offset_y = static_cast<int>(c.top - c.padding[1]);
     } else if (const auto* five = std::get_if<FiveCrop>(&crop)) {
