@@ -27,14 +27,15 @@ def _inside(where: str, k: int) -> str:
 
 # torchvision v1's transforms conveyor runs: the geometry, flips, the conversions and the erasing
 # (which v1 and v2 define alike), and the pixel transforms it runs on PIL images (Pillow's
-# ImageEnhance, ImageOps and convert, as v1's functionals call them on PIL images; on tensors v1 has
-# functionals of its own, which conveyor refuses). v1's GaussianBlur makes its kernel otherwise than
-# v2's, which conveyor's is, v1's RandomAffine its matrix (the same numbers, rounded in another
-# order) and v1's policies their magnitudes: those are v2's only.
+# ImageEnhance, ImageOps, convert and transform, as v1's functionals call them on PIL images; on
+# tensors v1 has functionals of its own, which conveyor refuses). Where v1's numbers differ from
+# v2's (RandomAffine's matrix, the policies' Solarize magnitudes and signs), the transform's `v1`
+# field draws v1's. v1's GaussianBlur takes its kernel's exponentials from torch.exp, which MKL's
+# vector library computes on x86 CPUs (v2's softmax takes Sleef's, which conveyor's kernel makes
+# bit for bit): it is v2's only.
 _V1 = {"Compose", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
        "RandomVerticalFlip", "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
-_V1_ON_PIL = {c.__name__ for c in T._PIXEL_TRANSFORMS if c._on_pil} - _V1 - {
-    "GaussianBlur", "RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment"}
+_V1_ON_PIL = {c.__name__ for c in T._PIXEL_TRANSFORMS if c._on_pil} - _V1 - {"GaussianBlur"}
 
 
 def _is_v1(t: Any) -> bool:
@@ -87,7 +88,8 @@ def _ours(t: Any, where: str) -> Any:
         raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor: {reason} "
                                     f"(docs/transforms.md and the README's 'Your own torchvision pipeline' "
                                     f"list what it runs)")
-    args = {f.name: getattr(t, f.name) for f in dataclasses.fields(ours)}
+    # `v1` is conveyor's: which of torchvision's classes it is
+    args = {f.name: _is_v1(t) if f.name == "v1" else getattr(t, f.name) for f in dataclasses.fields(ours)}
     if name == "RandomCrop" and not _is_v1(t) and args["padding"] is not None:
         left, right, top, bottom = args["padding"]  # how v2 keeps it; F.pad's order is (l, t, r, b)
         args["padding"] = [left, top, right, bottom]

@@ -254,6 +254,24 @@ TEST_CASE("torchvision's inverse affine matrix, as Python computes it", "[ops][p
                    0x1.8781c17e0b866p-1, 0x1.ee566e5077b0ap+0});
 }
 
+TEST_CASE("torchvision v1's inverse affine matrix, as Python computes it: v2's rounded otherwise", "[ops][pixel]") {
+  // torchvision.transforms.functional._get_inverse_affine_matrix in Python 3.11 (float.hex())
+  const auto v1 = px::v1_inverse_affine_matrix({3.5, -2.0}, -17.25, {1.5, -4.0}, 1.3, {12.0, -7.5});
+  CHECK(v1 == std::array{0x1.866e275f16008p-1, -0x1.0c9862b2c6f4fp-4, -0x1.69990ee1833a0p-1, 0x1.0d17bd0f77d0ap-3,
+                         0x1.8781c17e0b866p-1, 0x1.ee566e5077b0ap+0});
+  CHECK(v1[2] != px::inverse_affine_matrix({3.5, -2.0}, -17.25, {1.5, -4.0}, 1.3, {12.0, -7.5})[2]);
+  const auto about_the_middle = px::v1_inverse_affine_matrix({56.0, 40.0}, 12.6, {-3.0, 5.0}, 0.85, {7.3, -4.1});
+  CHECK(about_the_middle == std::array{0x1.1aced2053001cp+0, 0x1.9afeb7f0d394cp-2, -0x1.49c8310683ca4p+4,
+                                       -0x1.5b12b992edd02p-2, 0x1.2136b8ece32a6p+0, 0x1.c806664db8250p+2});
+  CHECK(about_the_middle[1] != px::inverse_affine_matrix({56.0, 40.0}, 12.6, {-3.0, 5.0}, 0.85, {7.3, -4.1})[1]);
+  // an affine record with v1's matrix is made on PIL images only (pil::affine)
+  const px::AffineParams a{.angle = 12.6, .translate = {-3.0, 5.0}, .scale = 0.85, .shear = {7.3, -4.1},
+                           .interpolation = px::Interpolation::bilinear, .v1 = true};
+  CHECK_THROWS_WITH(px::affine(a, 112, 80), Catch::Contains("torchvision v1's affine runs on PIL images only"));
+  const px::PixelOp pil = px::pil::affine(a, 112, 80);  // the bilinear engine keeps the matrix
+  for (int k = 0; k < 6; ++k) CHECK(pil.d[k] == about_the_middle[static_cast<std::size_t>(k)]);
+}
+
 TEST_CASE("erase covers its rectangle with its values or a keyed normal stream", "[ops][pixel]") {
   const px::PixelOp op = px::erase(2, 3, 4, 5, {0.5, -1.25, 2.0});
   CHECK(px::Erase::covers(op, 3, 2));

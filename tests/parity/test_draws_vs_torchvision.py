@@ -59,9 +59,38 @@ def theirs(transform, monkeypatch, n=N):
     return runs
 
 
-def ours(transform, n=N):
-    """conveyor's drawn calls for samples 0..n-1 of `transform`, the pixel transforms' only."""
-    augment = conveyor.ImageAugment(crop="center", size=SIZE, dtype="u8", transforms=[transform])
+def theirs_v1(transform, monkeypatch, n=N):
+    """torchvision v1's calls for n runs of its policy `transform` on a random PIL image (recorded
+    at v1's functionals, which its `_apply_op` calls, some arguments by position)."""
+    import inspect
+    from PIL import Image
+    import torchvision.transforms.functional as F1
+    runs, calls = [], []
+
+    def recording(name, function):
+        def call(inpt, *args, **kwargs):
+            named = inspect.signature(function).bind(inpt, *args, **kwargs).arguments
+            calls.append((name, {k: v for k, v in list(named.items())[1:]}))
+            return function(inpt, *args, **kwargs)
+        return call
+
+    for name in POLICY_OPS:
+        monkeypatch.setattr(F1, name, recording(name, getattr(F1, name)))
+    torch.manual_seed(1)
+    image = Image.fromarray(torch.randint(0, 256, (SIZE, SIZE, 3), dtype=torch.uint8).numpy())
+    for _ in range(n):
+        calls.clear()
+        transform(image)
+        runs.append(list(calls))
+    monkeypatch.undo()
+    return runs
+
+
+def ours(transform, n=N, pil=False):
+    """conveyor's drawn calls for samples 0..n-1 of `transform` (on a PIL image where `pil`), the
+    pixel transforms' only."""
+    augment = conveyor.ImageAugment(crop="center", size=SIZE, dtype="u8", transforms=[transform],
+                                    pil_transforms=int(pil))
     return [[(c.function, c.kwargs) for c in augment.drawn_calls(seed=7, epoch=0, index=i, width=SIZE, height=SIZE)
              if c.function not in GEOMETRY] for i in range(n)]
 
@@ -126,6 +155,32 @@ def test_policies_choose_ops_and_signs_as_torchvision(monkeypatch, make):
             assert drawn <= table, f"{op}: {sorted(drawn - table)[:5]} are not in torchvision's table"
             checked += bool(drawn)
     assert checked, "no factor drawn to check against the table"
+
+
+@pytest.mark.parametrize("make", [
+    lambda M, **v1: M.TrivialAugmentWide(**v1),
+    lambda M, **v1: M.RandAugment(num_ops=1, magnitude=20, **v1),
+    lambda M, **v1: M.AutoAugment(M.AutoAugmentPolicy.CIFAR10 if hasattr(M, "AutoAugmentPolicy") else "cifar10", **v1),
+], ids=["trivial_augment_wide", "rand_augment_1_op_20", "auto_augment_cifar10"])
+def test_v1_policies_choose_ops_signs_and_magnitudes_as_torchvision_v1(monkeypatch, make):
+    v1 = pytest.importorskip("torchvision.transforms")
+    a, b = theirs_v1(make(v1), monkeypatch), ours(make(T, v1=True), pil=True)
+    same_categories(names(a), names(b), "ops")
+    same_categories(signed(a), signed(b), "ops with signs")
+    # Every factor and threshold conveyor drew is one of v1's tables' (Solarize's linspace(255, 0))
+    policy = make(v1)
+    bins = 10 if isinstance(policy, v1.AutoAugment) else policy.num_magnitude_bins
+    space = (policy._augmentation_space(bins) if isinstance(policy, v1.TrivialAugmentWide)
+             else policy._augmentation_space(bins, (SIZE, SIZE)))
+    checked = 0
+    for key, op, sign in (("brightness_factor", "Brightness", 1.0), ("contrast_factor", "Contrast", 1.0),
+                          ("threshold", "Solarize", 0.0)):
+        magnitudes = [float(m) for m in space[op][0]]
+        table = {sign + m for m in magnitudes} | {sign - m for m in magnitudes if sign}
+        drawn = {k[key] for run in b for _, k in run if key in k}
+        assert drawn <= table, f"{op}: {sorted(drawn - table)[:5]} are not in torchvision v1's table"
+        checked += bool(drawn)
+    assert checked >= 2, "too few magnitudes drawn to check against the tables"
 
 
 @pytest.mark.parametrize("make", [

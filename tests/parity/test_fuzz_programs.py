@@ -133,6 +133,8 @@ def pixel_transform(values, depth=0):
     theirs = inspect.signature(getattr(v2, cls.__name__)).parameters
     kwargs = {}
     for field in dataclasses.fields(cls):
+        if field.name not in theirs:
+            continue  # conveyor's own (v1, torchvision v1's class): its default, v2's class
         required = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
         # a default of conveyor's that is not torchvision's (Grayscale's 3 channels): always given
         differs = field.name in theirs and theirs[field.name].default != field.default

@@ -113,6 +113,19 @@ PIPELINES = {
         v1.RandomResizedCrop(96), v1.RandomRotation(25), v1.ColorJitter(0.2),
         v1.RandomRotation((-200, 200), interpolation=v1.InterpolationMode.BILINEAR, fill=(10, 20, 30.5)),
         v1.RandomRotation(90, center=(3, 60)), v1.ToTensor()]),
+    # v1's RandomAffine and policies: v1's matrix, Solarize magnitudes and signs (their `v1` field)
+    "v1 affine maps": lambda: v1.Compose([
+        v1.RandomResizedCrop(112), v1.RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5),
+        v1.RandomAffine((-40, 40), shear=(-10, 10, -5, 5), interpolation=v1.InterpolationMode.BILINEAR,
+                        fill=(10, 20, 30.5), center=(3, 60)), v1.ToTensor()]),
+    "v1 policies": lambda: v1.Compose([v1.RandomResizedCrop(112), v1.TrivialAugmentWide(), v1.RandAugment(),
+                                       v1.AutoAugment(), v1.PILToTensor()]),
+    "v1 policies, bilinear and filled": lambda: v1.Compose([
+        v1.RandomResizedCrop(96), v1.RandomHorizontalFlip(),
+        v1.TrivialAugmentWide(interpolation=v1.InterpolationMode.BILINEAR, fill=[128, 64, 32]),
+        v1.RandAugment(num_ops=3, magnitude=14, interpolation=v1.InterpolationMode.BILINEAR, fill=77),
+        v1.AutoAugment(v1.AutoAugmentPolicy.CIFAR10, fill=(5, 250, 100)),
+        v1.AutoAugment(v1.AutoAugmentPolicy.SVHN, interpolation=v1.InterpolationMode.BILINEAR), v1.ToTensor()]),
     "v2 policies and affine maps on PIL images": lambda: v2.Compose([
         v2.RandomResizedCrop(112), v2.TrivialAugmentWide(), v2.RandAugment(), v2.AutoAugment(),
         v2.RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5), v2.ToImage(),
@@ -144,8 +157,8 @@ def _replay(path, calls, compose, on_pil):
         if name in pil_calls and isinstance(x, Image.Image):
             x = pil_calls[name](x, **kwargs)
             continue
-        if k < on_pil:  # torchvision v2's functionals take PIL images to its PIL kernels
-            x = getattr(v2.functional, name)(x, **kwargs)
+        if k < on_pil:  # v1's functionals for a v1 Compose; v2's take PIL images to its PIL kernels
+            x = getattr(F1 if _is_v1(compose) else v2.functional, name)(x, **kwargs)
             continue
         if isinstance(x, Image.Image):
             x = F1.pil_to_tensor(x)  # where the Compose's ToImage stands
@@ -157,6 +170,10 @@ def _replay(path, calls, compose, on_pil):
         else:
             x = getattr(v2.functional, name)(x, **kwargs)
     return x if finished else _finish(x, tail)
+
+
+def _is_v1(compose):
+    return not type(compose).__module__.startswith("torchvision.transforms.v2")
 
 
 def _finish(x, tail):
@@ -171,7 +188,18 @@ def _finish(x, tail):
 @pytest.mark.parametrize("name", sorted(PIPELINES))
 @pytest.mark.parametrize("seed", [0, 77])
 def test_a_pil_pipeline_equals_torchvision_on_the_parameters_conveyor_drew(photos, name, seed):
-    compose = PIPELINES[name]()
+    _check_replays(photos, PIPELINES[name](), seed, epochs=2)
+
+
+@pytest.mark.filterwarnings("ignore:The transform `ToTensor\\(\\)` is deprecated")
+@pytest.mark.parametrize("name", ["v1 affine maps", "v1 policies", "v1 policies, bilinear and filled"])
+def test_v1_affine_maps_and_policies_equal_torchvision_v1_over_many_draws(photos, name):
+    _check_replays(photos, PIPELINES[name](), seed=5, epochs=10)
+
+
+def _check_replays(photos, compose, seed, epochs):
+    """Every sample of `epochs` epochs over `photos` equals torchvision's functionals replaying
+    the calls conveyor drew for it."""
     transform = conveyor.ImageAugment.from_transforms(compose, image_backend="pil")
     assert transform.resampling.startswith("pil_")
     dataset = conveyor.ImageFolder(str(photos))
@@ -179,7 +207,7 @@ def test_a_pil_pipeline_equals_torchvision_on_the_parameters_conveyor_drew(photo
     loader = conveyor.Loader(dataset, batch_size=len(files), seed=seed, workers=2, transform=transform)
     # the calls drawn on the PIL image: those of the transforms before the conversion to a tensor
     on_pil = dataclasses.replace(transform, transforms=transform.transforms[:transform.pil_transforms])
-    for epoch in range(2):
+    for epoch in range(epochs):
         (images, _), = list(loader)
         for index, path in enumerate(files):
             width, height = Image.open(path).size
@@ -223,8 +251,7 @@ def test_a_v1_pipeline_is_read_as_pil_and_v2_as_tensors_unless_told():
 
 
 def test_what_pil_images_cannot_run_yet_is_refused_by_name_and_place():
-    for name, transform in [("RandomAffine", v1.RandomAffine(10)), ("GaussianBlur", v1.GaussianBlur(3)),
-                            ("TrivialAugmentWide", v1.TrivialAugmentWide())]:
+    for name, transform in [("GaussianBlur", v1.GaussianBlur(3))]:
         with pytest.raises(conveyor.ConfigError, match=rf"^transform 1 \({name}\) is torchvision v1's "
                                                        rf"\(torchvision.transforms\).*v2.{name} after ToImage"):
             conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), transform]))

@@ -20,6 +20,9 @@ from conveyor import transforms as T  # noqa: E402
 NOT_TAKEN = {("RandomErasing", "inplace")}
 # conveyor's defaults that are not torchvision's, and why: a batch of RGB images keeps three channels.
 OTHER_DEFAULTS = {("Grayscale", "num_output_channels")}
+# conveyor's arguments torchvision's classes lack, and why: `v1` (False) says the transform is
+# torchvision v1's class of that name (torchvision.transforms), whose arithmetic differs from v2's.
+OURS = {(name, "v1") for name in ("RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment")}
 
 
 def _plain(value):
@@ -37,8 +40,13 @@ def _plain(value):
 def test_a_registered_transform_takes_torchvision_arguments_in_order_with_its_defaults(name):
     theirs = inspect.signature(getattr(v2, name)).parameters
     ours = {f.name: f for f in dataclasses.fields(getattr(T, name))}
-    assert list(ours) == [p for p in theirs if (name, p) not in NOT_TAKEN]
+    assert list(ours) == [p for p in theirs if (name, p) not in NOT_TAKEN] + [a for n, a in sorted(OURS) if n == name]
     for argument, field in ours.items():
+        if (name, argument) in OURS:
+            assert field.default is False
+            # v1's class takes v2's arguments
+            assert list(inspect.signature(getattr(torchvision.transforms, name)).parameters) == list(theirs)
+            continue
         default = theirs[argument].default
         if default is inspect.Parameter.empty:
             assert field.default is dataclasses.MISSING, f"{name}.{argument} is required in torchvision"

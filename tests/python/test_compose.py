@@ -313,9 +313,15 @@ class TestTorchvision:
             "pil_bilinear"
         a = conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.RandomInvert()]))
         assert a.pil_transforms == 1  # on the PIL image: torchvision's PIL functional
-        with pytest.raises(conveyor.ConfigError, match=r"transform 1 \(RandomAffine\) is torchvision v1's "
-                                                       r"\(torchvision.transforms\).*v2.RandomAffine after ToImage"):
-            conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.RandomAffine(10)]))
+        with pytest.raises(conveyor.ConfigError, match=r"transform 1 \(GaussianBlur\) is torchvision v1's "
+                                                       r"\(torchvision.transforms\).*v2.GaussianBlur after ToImage"):
+            conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224), v1.GaussianBlur(3)]))
+        # v1's RandomAffine and policies run with v1's arithmetic (their `v1`), v2's with v2's
+        for tv in (v1, v2):
+            a = conveyor.ImageAugment.from_transforms(tv.Compose([tv.RandomResizedCrop(224), tv.RandomAffine(10),
+                                                                  tv.TrivialAugmentWide(), tv.RandAugment(),
+                                                                  tv.AutoAugment()]), image_backend="pil")
+            assert [t.v1 for t in a.transforms] == [tv is v1] * 4
 
 
 def test_each_pixel_transform_becomes_the_cpp_transform_of_its_name():

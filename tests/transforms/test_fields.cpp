@@ -46,7 +46,8 @@ void check_declaration() {
     INFO(name);
     CHECK(!name.empty());
     CHECK(std::islower(static_cast<unsigned char>(name[0])));
-    for (const char c : name) CHECK((std::islower(static_cast<unsigned char>(c)) || c == '_'));
+    for (const char c : name)  // snake_case: a Python argument's name (v1 has a digit)
+      CHECK((std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'));
     CHECK(seen.insert(name).second);
     // torchvision's required arguments come first, and Python's classes need them there
     if (f.required) CHECK(!defaults_seen);

@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -65,7 +67,52 @@ void each_leaf_type_refused_unless_it_runs_on_pil(TransformList<Ts...>) {
   (check.template operator()<Ts>(), ...);
 }
 
+template <class... Ts>
+void each_v1_transform_refused_on_a_tensor(TransformList<Ts...>) {
+  int with_v1 = 0;
+  const auto check = [&]<class T>() {
+    if constexpr (requires(T& t) { t.v1 = true; }) {
+      T t{};
+      t.v1 = true;
+      INFO(T::name);
+      CHECK(config_error({t}, 1).empty());
+      CHECK(config_error({ColorJitter{}, t}, 1).find(std::string("transforms[1]: ") + T::name +
+                                                     ": v1 = true (torchvision v1's arithmetic) runs on PIL images "
+                                                     "only") != std::string::npos);
+      ++with_v1;
+    }
+  };
+  (check.template operator()<Ts>(), ...);
+  CHECK(with_v1 == 4);  // RandomAffine and the three policies
+}
+
+/// The Solarize thresholds `t` draws on PIL images for samples [0, 3000).
+std::vector<double> solarize_thresholds(const PixelTransform& t) {
+  std::vector<double> thresholds;
+  for (std::uint64_t i = 0; i < 3000; ++i) {
+    std::vector<DrawnCall> calls;
+    (void)draw_program({&t, 1}, 3, 0, i, 96, 64, &calls, 1);
+    for (const DrawnCall& call : calls)
+      if (call.function == "solarize") thresholds.push_back(std::get<double>(call.args[0].value));
+  }
+  return thresholds;
+}
+
 }  // namespace
+
+TEST_CASE("torchvision v1's classes (v1 = true) run on PIL images only; v1's policies solarize at v1's thresholds",
+          "[transforms][pil]") {
+  each_v1_transform_refused_on_a_tensor(PixelTransforms{});
+  // v1's Solarize magnitudes are float32 linspace(255, 0, 31), 255 - 8.5 k exactly, the threshold
+  // itself; v2's are 255 times linspace(1, 0, 31), mostly a little off
+  const auto on_v1_steps = [](double t) { return (255.0 - t) / 8.5 == std::floor((255.0 - t) / 8.5); };
+  const std::vector<double> v1 = solarize_thresholds(TrivialAugmentWide{.v1 = true});
+  REQUIRE(v1.size() > 50);
+  for (const double t : v1) CHECK(on_v1_steps(t));
+  const std::vector<double> v2 = solarize_thresholds(TrivialAugmentWide{});
+  REQUIRE(v2.size() > 50);
+  CHECK(std::count_if(v2.begin(), v2.end(), on_v1_steps) < static_cast<std::ptrdiff_t>(v2.size()) / 2);
+}
 
 TEST_CASE("a transform runs on a PIL image from the same draws, as the same ops or their Pillow twins",
           "[transforms][pil]") {
@@ -80,6 +127,7 @@ TEST_CASE("a transform runs on a PIL image from the same draws, as the same ops 
     try {
       validate_transforms(ts);
       validate_pil_transforms(ts, 1);
+      validate_pil_transforms(ts, 0);  // v1's arithmetic (v1 = true) has no tensor side to compare
     } catch (const ConfigError&) {
       continue;
     }

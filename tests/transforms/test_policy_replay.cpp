@@ -199,7 +199,8 @@ TEST_CASE("each policy op is the call _apply_image_or_video_transform makes (_au
     INFO(policy_op_name(c.op) << " at " << c.magnitude);
     std::vector<DrawnCall> calls;
     ProgramDraw d(1, 0, 0, 64, 48, &calls);
-    detail::apply_policy_op(d, {.op = c.op, .magnitude = c.magnitude}, px::Interpolation::nearest, Fill::none(), false);
+    detail::apply_policy_op(d, {.op = c.op, .magnitude = c.magnitude}, px::Interpolation::nearest, Fill::none(), false,
+                            false);
     REQUIRE(calls.size() == 1);
     REQUIRE(d.program().pixels.count == 1);
     CHECK(calls[0].function == c.function);
@@ -213,10 +214,11 @@ TEST_CASE("each policy op is the call _apply_image_or_video_transform makes (_au
   // Identity (line 100): nothing; a fill is passed to the geometric ops (lines 116, 153).
   std::vector<DrawnCall> calls;
   ProgramDraw d(1, 0, 0, 64, 48, &calls);
-  detail::apply_policy_op(d, {.op = PolicyOp::identity}, px::Interpolation::nearest, Fill::none(), false);
+  detail::apply_policy_op(d, {.op = PolicyOp::identity}, px::Interpolation::nearest, Fill::none(), false, false);
   CHECK(calls.empty());
   CHECK(d.program().pixels.count == 0);
-  detail::apply_policy_op(d, {.op = PolicyOp::rotate, .magnitude = 3.0}, px::Interpolation::bilinear, Fill{4.0}, false);
+  detail::apply_policy_op(d, {.op = PolicyOp::rotate, .magnitude = 3.0}, px::Interpolation::bilinear, Fill{4.0}, false,
+                          false);
   REQUIRE(calls.size() == 1);
   CHECK(std::get<std::string>(calls[0].args.at(1).value) == "bilinear");
   CHECK(std::get<std::vector<double>>(calls[0].args.at(2).value) == std::vector<double>{4.0, 4.0, 4.0});

@@ -104,6 +104,13 @@ inline void expect_fill(const char* transform, const Fill& fill) {
                        "fill values must be in [0, 255] for uint8 images, got " + shown(v));
 }
 
+/// A transform's `v1` (torchvision.transforms' class rather than v2's) on a tensor, where v1 runs
+/// tensor functionals of its own, which conveyor does not: refused.
+inline void expect_v1_on_pil(const char* transform, bool v1) {
+  expect_transform(!v1, transform, "v1 = true (torchvision v1's arithmetic) runs on PIL images only: on a tensor, "
+                                   "torchvision v1 runs tensor functionals of its own; give v2's there (v1 = false)");
+}
+
 /// An optional pair of finite numbers (`center`).
 inline void expect_finite_pair(const char* transform, const char* argument,
                                const std::optional<std::array<double, 2>>& pair) {

@@ -10,6 +10,11 @@
 /// in float32 (step `(end - start) / (steps - 1)`, then `start + step * i` below the middle and
 /// `end - step * (steps - 1 - i)` from it on, each a fused multiply-add as torch's compiled kernel
 /// computes it), and Posterize's `(8 - arange(n) / ((n - 1) / k)).round().int()` in float32.
+///
+/// torchvision v1's policies (transforms/autoaugment.py, PIL images; `v1` here) have the same
+/// tables but Solarize's: `linspace(255.0, 0.0, n)`, the threshold itself (v2's `linspace(1.0, 0.0,
+/// n)` is scaled by 255 after), and draw a sign from `torch.randint(2)` (exactly one half) rather
+/// than `torch.rand(()) <= 0.5`; their affine maps are v1's `F.affine`'s.
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/exact_float.hpp>
@@ -205,14 +210,16 @@ namespace detail {
 }
 
 /// `entry`'s magnitude at `bin`, negated when a signed op draws `torch.rand(()) <= 0.5`
-/// (_auto_augment.py:343-345, 432-435, 505-508).
+/// (_auto_augment.py:343-345, 432-435, 505-508); v1's (`v1`) as the file's comment says.
 [[nodiscard]] inline PolicyChoice choose_magnitude(CounterRng& rng, const PolicyEntry& entry, int bins, int bin,
-                                                   int width, int height) {
+                                                   int width, int height, bool v1) {
   PolicyChoice c{entry.op};
   if (entry.magnitudes.kind == Magnitudes::Kind::none) return c;
   c.bin = bin;
-  c.magnitude = policy_magnitude(entry, bins, bin, width, height);
-  if (entry.is_signed && rand_at_most(rng, 0.5)) {
+  c.magnitude = v1 && entry.op == PolicyOp::solarize
+                    ? linspace_float32(255.0 * entry.magnitudes.start, 255.0 * entry.magnitudes.end, bins, bin)
+                    : policy_magnitude(entry, bins, bin, width, height);
+  if (entry.is_signed && (v1 ? rng.below(2) == 1 : rand_at_most(rng, 0.5))) {
     c.negated = true;
     c.magnitude = -c.magnitude;
   }
@@ -224,9 +231,9 @@ namespace detail {
 
 /// Appends the record of `_apply_image_or_video_transform(image, op, magnitude, interpolation,
 /// fill)` (_auto_augment.py:88-174), on a PIL image (`pil`: Pillow's ops) or a tensor, and, when
-/// describing, torchvision's functional call.
+/// describing, torchvision's functional call; v1's `_apply_op` (autoaugment.py) where `v1`.
 inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::Interpolation mode, const Fill& fill,
-                            bool pil) {
+                            bool pil, bool v1) {
   namespace px = ops::pixel;
   const double m = c.magnitude;
   const auto factor = [&](px::PixelOp op, const char* function, const char* argument) {
@@ -244,7 +251,7 @@ inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::I
     case PolicyOp::translate_x:
     case PolicyOp::translate_y: {
       // shears about the top-left corner (center=[0, 0]); translations by int(magnitude) pixels
-      px::AffineParams a{.interpolation = mode, .fill = fill.values()};
+      px::AffineParams a{.interpolation = mode, .fill = fill.values(), .v1 = v1};
       std::int64_t tx = 0, ty = 0;
       if (c.op == PolicyOp::shear_x) a.shear[0] = atan_degrees(m);
       if (c.op == PolicyOp::shear_y) a.shear[1] = atan_degrees(m);
@@ -296,7 +303,7 @@ inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::I
       return;
     }
     case PolicyOp::solarize: {
-      const double threshold = 255.0 * m;  // the uint8 image's largest value times the magnitude
+      const double threshold = v1 ? m : 255.0 * m;  // v2's: the uint8 image's largest value times the magnitude
       d.add(pil ? px::pil::solarize(threshold) : px::solarize(threshold));
       if (d.describing()) d.describe({"solarize", {DrawnArg::number("threshold", threshold)}});
       return;

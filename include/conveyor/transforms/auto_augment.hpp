@@ -153,12 +153,13 @@ struct AutoAugment {
   static constexpr const char* name = "AutoAugment";
   static constexpr const char* summary =
       "One of the learned `policy`'s sub-policies (\"imagenet\", \"cifar10\", \"svhn\") for every sample.";
-  static constexpr FieldName fields[] = {"policy", "interpolation", "fill"};
+  static constexpr FieldName fields[] = {"policy", "interpolation", "fill", "v1"};
   /// AutoAugment's magnitudes always have 10 bins (_auto_augment.py:341).
   static constexpr int num_magnitude_bins = 10;
   AutoAugmentPolicy policy = AutoAugmentPolicy::imagenet;
   ops::pixel::Interpolation interpolation = ops::pixel::Interpolation::nearest;
   Fill fill = Fill::none();
+  bool v1 = false;  ///< torchvision v1's class (augmentation_space.hpp says where it differs), on PIL images
 
   void validate() const {
     detail::expect_transform(policy == AutoAugmentPolicy::imagenet || policy == AutoAugmentPolicy::cifar10 ||
@@ -167,6 +168,7 @@ struct AutoAugment {
     detail::expect_fill(name, fill);
   }
   void validate_pil() const {}  // Pillow's ops (augmentation_space.hpp's apply_policy_op)
+  void validate_tensor() const { detail::expect_v1_on_pil(name, v1); }
   [[nodiscard]] int max_ops() const { return 2; }
 
   /// The sub-policy, steps and magnitudes drawn from `rng` for a `width` x `height` image.
@@ -181,7 +183,8 @@ struct AutoAugment {
       const PolicyEntry* entry = &auto_augment_space[0];
       for (const PolicyEntry& e : auto_augment_space)
         if (e.op == step.op) entry = &e;
-      c.steps[k] = detail::choose_magnitude(rng, *entry, num_magnitude_bins, step.magnitude_bin, width, height);
+      c.steps[k] = detail::choose_magnitude(rng, *entry, num_magnitude_bins, step.magnitude_bin, width, height,
+                                          v1);
     }
     return c;
   }
@@ -189,7 +192,7 @@ struct AutoAugment {
     CounterRng rng = d.stream(position);
     const AutoAugmentChoice c = choose(rng, d.width(), d.height());
     for (std::size_t k = 0; k < 2; ++k)
-      if (c.applied[k]) detail::apply_policy_op(d, c.steps[k], interpolation, fill, d.pil(position));
+      if (c.applied[k]) detail::apply_policy_op(d, c.steps[k], interpolation, fill, d.pil(position), v1);
   }
 };
 

@@ -105,21 +105,24 @@ inline void validate_for_image(std::span<const PixelTransform> transforms, const
 
 namespace detail {
 
-/// Checks that `t` (a variant), and what it holds, runs on a PIL image (`validate_pil`).
-template <class Transform>
-void validate_on_pil(const Transform& t) {
+/// Checks that `t` (a variant), and what it holds, runs on a PIL image (`validate_pil`), or, not
+/// `pil`, on a tensor (`validate_tensor`, where a transform has it).
+template <bool pil, class Transform>
+void validate_on(const Transform& t) {
   std::visit(
       [](const auto& x) {
         using X = std::remove_cvref_t<decltype(x)>;
         if constexpr (requires { x.transforms; }) {
           for (std::size_t k = 0; k < x.transforms.size(); ++k) {
             try {
-              validate_on_pil(x.transforms[k]);
+              validate_on<pil>(x.transforms[k]);
             } catch (const ConfigError& e) {
               throw ConfigError(std::string(X::name) + ": transforms[" + std::to_string(k) +
                                 "]: " + std::string(split_location(e.what()).second));
             }
           }
+        } else if constexpr (!pil) {
+          if constexpr (requires { x.validate_tensor(); }) x.validate_tensor();
         } else if constexpr (requires { x.validate_pil(); }) {
           x.validate_pil();
         } else {
@@ -141,15 +144,17 @@ void validate_on_pil(const Transform& t) {
 
 }  // namespace detail
 
-/// Checks that the first `pil_transforms` of `transforms` (validated) run on a PIL image.
+/// Checks that the first `pil_transforms` of `transforms` (validated) run on a PIL image, and the
+/// others on a tensor.
 /// @throws ConfigError naming the first that cannot, and why.
 inline void validate_pil_transforms(std::span<const PixelTransform> transforms, std::size_t pil_transforms) {
   if (pil_transforms > transforms.size())
     throw ConfigError("ImageAugment: pil_transforms is " + std::to_string(pil_transforms) + ", but there are " +
                       std::to_string(transforms.size()) + " transforms");
-  for (std::size_t k = 0; k < pil_transforms; ++k) {
+  for (std::size_t k = 0; k < transforms.size(); ++k) {
     try {
-      detail::validate_on_pil(transforms[k]);
+      if (k < pil_transforms) detail::validate_on<true>(transforms[k]);
+      else detail::validate_on<false>(transforms[k]);
     } catch (const ConfigError& e) {
       throw ConfigError("ImageAugment: transforms[" + std::to_string(k) +
                         "]: " + std::string(detail::split_location(e.what()).second));

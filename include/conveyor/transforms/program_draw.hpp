@@ -21,7 +21,8 @@
 /// every sample has when the transforms see it, or write into the output it becomes), and
 /// `void validate_pil() const`: it runs on PIL images as torchvision's PIL functionals do (drawing
 /// Pillow's ops where `d.pil(position)`; ConfigError for arguments Pillow refuses); a transform
-/// without it is refused on a PIL image.
+/// without it is refused on a PIL image; `void validate_tensor() const`: ConfigError for arguments
+/// it takes on PIL images only.
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>

@@ -7,6 +7,9 @@
 /// `tx = int(round(uniform(-max_dx, max_dx)))` for `max_dx = translate[0] * width` (Python's round,
 /// half to even), then ty alike from the height; with `scale`, the scale; with `shear`, shear_x from
 /// its first pair and, given four values, shear_y from the second. NEAREST and BILINEAR only.
+/// `v1`: torchvision v1's RandomAffine (torchvision.transforms; on PIL images only), which draws
+/// alike (`get_params`, transforms.py) but makes its matrix as v1's `F.affine` does
+/// (`ops::pixel::v1_inverse_affine_matrix`).
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/augment.hpp>
@@ -31,7 +34,7 @@ struct RandomAffine {
       "An affine map drawn as torchvision draws it: angle in `degrees`, shifts up to `translate` (fractions of the "
       "width and height), a factor in `scale`, shears in `shear` (degrees).";
   static constexpr FieldName fields[] = {
-      required("degrees"), "translate", "scale", "shear", "interpolation", "fill", "center"};
+      required("degrees"), "translate", "scale", "shear", "interpolation", "fill", "center", "v1"};
   std::optional<Numbers> degrees{};                  ///< required: d for [-d, d], or (min, max); 0 for none
   std::optional<std::array<double, 2>> translate{};  ///< the most shift, as fractions of the width and height
   std::optional<std::array<double, 2>> scale{};      ///< (min, max)
@@ -39,6 +42,7 @@ struct RandomAffine {
   ops::pixel::Interpolation interpolation = ops::pixel::Interpolation::nearest;
   Fill fill = 0.0;
   std::optional<std::array<double, 2>> center{};  ///< pixels from the top left; none: the image's centre
+  bool v1 = false;  ///< torchvision v1's class (its matrix), on PIL images
 
   /// shear's x and y ranges ({0, 0} for y unless four values are given).
   [[nodiscard]] std::array<std::array<double, 2>, 2> shear_ranges() const {
@@ -68,12 +72,13 @@ struct RandomAffine {
     detail::expect_finite_pair(name, "center", center);
     detail::expect_fill(name, fill);
   }
-  void validate_pil() const {}  // ops::pixel::pil::affine: Image.transform with v2's matrix
+  void validate_pil() const {}  // ops::pixel::pil::affine: Image.transform with v2's (or v1's) matrix
+  void validate_tensor() const { detail::expect_v1_on_pil(name, v1); }
   [[nodiscard]] int max_ops() const { return 1; }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     const auto range = detail::angle_range(name, "degrees", *degrees);
-    ops::pixel::AffineParams a{.interpolation = interpolation, .fill = fill.values(), .center = center};
+    ops::pixel::AffineParams a{.interpolation = interpolation, .fill = fill.values(), .center = center, .v1 = v1};
     a.angle = uniform_float32(rng, range[0], range[1]);
     std::int64_t tx = 0, ty = 0;
     if (translate) {

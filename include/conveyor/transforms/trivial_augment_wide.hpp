@@ -22,13 +22,15 @@ struct TrivialAugmentWide {
   static constexpr const char* name = "TrivialAugmentWide";
   static constexpr const char* summary =
       "One op of TrivialAugment's wide space, at a random magnitude bin, for every sample.";
-  static constexpr FieldName fields[] = {"num_magnitude_bins", "interpolation", "fill"};
+  static constexpr FieldName fields[] = {"num_magnitude_bins", "interpolation", "fill", "v1"};
   int num_magnitude_bins = 31;
   ops::pixel::Interpolation interpolation = ops::pixel::Interpolation::nearest;
   Fill fill = Fill::none();
+  bool v1 = false;  ///< torchvision v1's class (augmentation_space.hpp says where it differs), on PIL images
 
   void validate() const { detail::expect_policy_arguments(name, num_magnitude_bins, fill); }
   void validate_pil() const {}  // Pillow's ops (augmentation_space.hpp's apply_policy_op)
+  void validate_tensor() const { detail::expect_v1_on_pil(name, v1); }
   [[nodiscard]] int max_ops() const { return 1; }
 
   /// The op and magnitude drawn from `rng` for a `width` x `height` image.
@@ -37,11 +39,11 @@ struct TrivialAugmentWide {
     const int bin = entry.magnitudes.kind == Magnitudes::Kind::none
                         ? -1
                         : static_cast<int>(rng.below(static_cast<std::uint64_t>(num_magnitude_bins)));
-    return detail::choose_magnitude(rng, entry, num_magnitude_bins, bin, width, height);
+    return detail::choose_magnitude(rng, entry, num_magnitude_bins, bin, width, height, v1);
   }
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
-    detail::apply_policy_op(d, choose(rng, d.width(), d.height()), interpolation, fill, d.pil(position));
+    detail::apply_policy_op(d, choose(rng, d.width(), d.height()), interpolation, fill, d.pil(position), v1);
   }
 };
 

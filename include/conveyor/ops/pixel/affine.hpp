@@ -44,6 +44,9 @@ struct AffineParams {
   Interpolation interpolation = Interpolation::nearest;
   std::optional<std::array<double, 3>> fill{};   ///< per channel; none: zeros (torchvision's fill=None)
   std::optional<std::array<double, 2>> center{}; ///< pixels; none: the image's centre
+  /// torchvision v1's `F.affine` (torchvision.transforms.functional), on PIL images only: its matrix
+  /// (`v1_inverse_affine_matrix`)
+  bool v1 = false;
 };
 
 /// rotate's arguments, as torchvision's `F.rotate` takes them (expand=False).
@@ -71,6 +74,28 @@ struct RotateParams {
   std::array<double, 6> m{div(d, scale), div(-b, scale), 0.0, div(-c, scale), div(a, scale), 0.0};
   m[2] = add(m[2], sub(sub(center[0], mul(m[0], cx_plus_tx)), mul(m[1], cy_plus_ty)));
   m[5] = add(m[5], sub(sub(center[1], mul(m[3], cx_plus_tx)), mul(m[4], cy_plus_ty)));
+  return m;
+}
+
+/// torchvision v1's `_get_inverse_affine_matrix` (transforms/functional.py): v2's numbers, each
+/// rounded as v1's expressions round them (b and d from `cos(rot - sy) * tan(sx) / cos(sy)`, the
+/// matrix divided by the scale after it is made, the translation added as `m0 (-cx - tx) + ...`).
+[[nodiscard]] inline std::array<double, 6> v1_inverse_affine_matrix(std::array<double, 2> center, double angle,
+                                                                    std::array<double, 2> translate, double scale,
+                                                                    std::array<double, 2> shear) {
+  using namespace exact;
+  constexpr double degrees = 3.141592653589793 / 180.0;
+  const double rot = mul(angle, degrees), sx = mul(shear[0], degrees), sy = mul(shear[1], degrees);
+  const double cx = center[0], cy = center[1], tx = translate[0], ty = translate[1];
+  const double a = div(std::cos(sub(rot, sy)), std::cos(sy));
+  const double b = sub(div(mul(-std::cos(sub(rot, sy)), std::tan(sx)), std::cos(sy)), std::sin(rot));
+  const double c = div(std::sin(sub(rot, sy)), std::cos(sy));
+  const double d = add(div(mul(-std::sin(sub(rot, sy)), std::tan(sx)), std::cos(sy)), std::cos(rot));
+  std::array<double, 6> m{div(d, scale), div(-b, scale), 0.0, div(-c, scale), div(a, scale), 0.0};
+  m[2] = add(m[2], add(mul(m[0], sub(-cx, tx)), mul(m[1], sub(-cy, ty))));
+  m[5] = add(m[5], add(mul(m[3], sub(-cx, tx)), mul(m[4], sub(-cy, ty))));
+  m[2] = add(m[2], cx);
+  m[5] = add(m[5], cy);
   return m;
 }
 
@@ -213,6 +238,7 @@ inline std::array<double, 2> relative_center(const std::optional<std::array<doub
 /// @throws ConfigError unless the numbers are finite, the scale > 0, the fill in [0, 255] and the size positive.
 [[nodiscard]] inline PixelOp affine(const AffineParams& a, int width, int height) {
   detail::expect_affine(a, width, height);
+  if (a.v1) throw ConfigError("affine: torchvision v1's affine runs on PIL images only (pil::affine)");
   const auto m = inverse_affine_matrix(detail::relative_center(a.center, width, height), a.angle, a.translate,
                                        a.scale, a.shear);
   return detail::affine_record(m, a.interpolation, a.fill, -1, width, height);

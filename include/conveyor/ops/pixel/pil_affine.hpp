@@ -12,7 +12,7 @@
 ///
 /// The matrices are the callers': `Image.rotate`'s (the angle modulo 360 in Python's sense, its
 /// shortcuts for 0, 180 and, on a square image, 90 and 270 degrees without a centre; otherwise cos
-/// and sin rounded to 15 decimals as Python's `round` does) and torchvision v2's
+/// and sin rounded to 15 decimals as Python's `round` does) and torchvision v2's (or v1's)
 /// `_get_inverse_affine_matrix` about (w / 2, h / 2) for affine.
 
 #include <conveyor/config.hpp>
@@ -193,15 +193,17 @@ namespace pil {
   return op;
 }
 
-/// The record of torchvision's `affine(image, ...)` on a PIL image (v2's `_affine_image_pil`): its
-/// inverse matrix about `center`, (w / 2, h / 2) by default, through `Image.transform`.
+/// The record of torchvision's `affine(image, ...)` on a PIL image (v2's `_affine_image_pil`, or
+/// v1's `F.affine` where `p.v1`): its inverse matrix about `center`, (w / 2, h / 2) by default,
+/// through `Image.transform`.
 /// @throws ConfigError as `ops::pixel::affine` does.
 [[nodiscard]] inline PixelOp affine(const AffineParams& p, int width, int height) {
   detail::expect_affine(p, width, height);
   const std::array<double, 2> center =
       p.center ? *p.center : std::array{exact::mul(static_cast<double>(width), 0.5), exact::mul(static_cast<double>(height), 0.5)};
-  return transform_affine(inverse_affine_matrix(center, p.angle, p.translate, p.scale, p.shear), p.interpolation,
-                          p.fill, width, height);
+  const auto matrix = p.v1 ? v1_inverse_affine_matrix : inverse_affine_matrix;
+  return transform_affine(matrix(center, p.angle, p.translate, p.scale, p.shear), p.interpolation, p.fill, width,
+                          height);
 }
 
 /// The record of torchvision's `rotate(image, angle, interpolation, expand=False, center, fill)` on
