@@ -100,7 +100,7 @@ std::vector<double> solarize_thresholds(const PixelTransform& t) {
 
 }  // namespace
 
-TEST_CASE("torchvision v1's classes (v1 = true) run on PIL images only; v1's policies solarize at v1's thresholds",
+TEST_CASE("torchvision v1's classes (v1 = true) run on PIL images only, and v1's policies solarize at v1's thresholds",
           "[transforms][pil]") {
   each_v1_transform_refused_on_a_tensor(PixelTransforms{});
   // v1's Solarize magnitudes are float32 linspace(255, 0, 31), 255 - 8.5 k exactly, the threshold
