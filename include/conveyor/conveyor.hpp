@@ -34,6 +34,7 @@
 #include <conveyor/pipeline/batch.hpp>
 #include <conveyor/pipeline/batch_pipeline.hpp>
 #include <conveyor/pipeline/image_augment.hpp>
+#include <conveyor/pipeline/image_augment_options.hpp>
 #include <conveyor/pipeline/options.hpp>
 #include <conveyor/pipeline/prometheus.hpp>
 #include <conveyor/pipeline/raw_tensor.hpp>

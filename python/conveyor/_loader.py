@@ -209,7 +209,7 @@ class Loader:
             shard_window=_args.integer(who, "shard_window", shard_window, 0), decode=_args.text(who, "decode", decode),
             gpu_share=_args.optional_real(who, "gpu_share", gpu_share),
             gpu_upsampling=_args.text(who, "gpu_upsampling", gpu_upsampling),
-            batch_ops=mixing[0] if mixing else [], batch_p=mixing[1] if mixing else [])
+            batch_transform=mixing if mixing and mixing[0] else None)
         self.batch_transform = batch_transform
         self.decode = decode
         self._convert = self._converter(output, index != -1)

@@ -88,6 +88,10 @@ def _padding(value: Any) -> List[int]:
 _FIVE_CROP_PARTS = ("top_left", "top_right", "bottom_left", "bottom_right", "five_center")
 _FIVE_CROP_OF = ("image", "horizontal_flip", "vertical_flip")
 
+# ImageAugment's fields that C++ declares as other options (_conveyor.option_schema()): normalize is
+# its mean and std.
+_SPELLED_OTHERWISE = {"normalize": ("mean", "std")}
+
 
 @dataclasses.dataclass
 class ImageAugment:
@@ -202,29 +206,26 @@ class ImageAugment:
             raise _conveyor.ConfigError(
                 "ImageAugment: u8 output cannot be normalized: pass normalize=None with dtype='u8' "
                 "(train() and eval() normalise with ImageNet's mean and std unless told otherwise)")
-        decode_scaling = None if self.decode_scaling is None else _args.flag(who, "decode_scaling", self.decode_scaling)
-        return _conveyor.image_augment(
+        # every field by its name, as C++ declares the options (ImageAugmentOptions), which checks
+        # the rest: those written torchvision's way here in the form C++ reads
+        options = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _SPELLED_OTHERWISE}
+        options.update(
             crop=_args.choice(who, "crop", self.crop, ("random_resized", "center", "random") + _FIVE_CROP_PARTS),
-            five_crop_of=_FIVE_CROP_OF.index(_args.choice(who, "five_crop_of", self.five_crop_of, _FIVE_CROP_OF)),
-            padding=_padding(self.padding), pad_if_needed=_args.flag(who, "pad_if_needed", self.pad_if_needed),
+            five_crop_of=_args.choice(who, "five_crop_of", self.five_crop_of, _FIVE_CROP_OF),
+            padding=_padding(self.padding),
             padding_mode=_args.choice(who, "padding_mode", self.padding_mode,
                                       ("constant", "edge", "reflect", "symmetric")),
-            size=_size("size", self.size), scale=_pair("scale", self.scale),
-            ratio=_pair("ratio", self.ratio), resize=None if self.resize is None else _size("resize", self.resize),
+            size=_size("size", self.size), scale=_pair("scale", self.scale), ratio=_pair("ratio", self.ratio),
+            resize=None if self.resize is None else _size("resize", self.resize),
             max_size=_args.optional_integer(who, "max_size", self.max_size, 1),
-            flip=_args.real(who, "flip", self.flip), mean=None if normalize is None else normalize[0],
-            std=None if normalize is None else normalize[1], dtype=dtype,
-            layout=_args.choice(who, "layout", str(self.layout).lower(), ("nchw", "nhwc")),
-            exif_orientation=_args.flag(who, "exif_orientation", self.exif_orientation),
-            roi=_args.flag(who, "roi", self.roi), decode_scaling=decode_scaling,
-            lenient=_args.flag(who, "lenient", self.lenient),
+            mean=None if normalize is None else normalize[0], std=None if normalize is None else normalize[1],
+            dtype=dtype, layout=_args.choice(who, "layout", str(self.layout).lower(), ("nchw", "nhwc")),
             max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1, _args.UINT64_MAX),
             sixteen_bit=_args.choice(who, "sixteen_bit", self.sixteen_bit, ("refuse", "high_byte")),
-            torchvision_rounding=_args.flag(who, "torchvision_rounding", self.torchvision_rounding),
-            divide_by_255=_args.flag(who, "divide_by_255", self.divide_by_255),
-            resampling=str(self.resampling),
+            resampling=_args.choice(who, "resampling", str(self.resampling), tuple(_conveyor.resampling_names())),
             transforms=native_list(who, self.transforms),
             pil_transforms=_args.integer(who, "pil_transforms", self.pil_transforms, 0, len(self.transforms)))
+        return _conveyor.image_augment(**options)
 
     def drawn_calls(self, seed: int, epoch: int, index: int, width: int, height: int) -> List[DrawnCall]:
         """What sample `index` of `epoch` draws under a loader's `seed` from an image of `width` x

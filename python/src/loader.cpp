@@ -149,31 +149,12 @@ class Loader {
   /// `device` for "the GPU of this process's local rank" (distributed="env"; else GPU 0).
   static constexpr int local_rank_device = -2;
 
-  Loader(Dataset& dataset, const Transform& transform, std::size_t batch_size, bool shuffle, std::uint64_t seed,
-         int workers, std::size_t prefetch, std::size_t memory_budget, bool drop_last, const std::string& on_error,
-         int device,
-         std::uintptr_t stream, const std::string& distributed, std::optional<std::uint64_t> rank,
-         std::optional<std::uint64_t> world_size, std::uint64_t shard_window, const std::string& decode,
-         std::optional<double> gpu_share, const std::string& gpu_upsampling,
-         const std::vector<std::pair<std::string, std::vector<double>>>& mixing_ops, const std::vector<double>& batch_p)
+  Loader(Dataset& dataset, const Transform& transform, const conveyor::PipelineOptions& options, const LoaderSampling& sampling)
       : core_(std::make_shared<Core>()) {
-    conveyor::PipelineOptions o;
-    o.batch_size = batch_size;
-    o.workers = workers;
-    o.prefetch = prefetch;
-    o.memory_budget = memory_budget;
-    o.drop_last = drop_last;
-    o.seed = seed;
-    o.device = device;
-    o.stream = reinterpret_cast<CUstream_st*>(stream);
-    if (on_error == "raise")
-      o.on_error = conveyor::OnError::raise;
-    else if (on_error == "skip")
-      o.on_error = conveyor::OnError::skip;
-    else
-      throw conveyor::ConfigError("Loader: on_error must be 'raise' or 'skip', got '" + on_error + "'");
-    set_decode(o, "Loader", decode, gpu_share, gpu_upsampling);
-    if (!mixing_ops.empty()) o.batch_transform = conveyor::BatchTransform(batch_ops(mixing_ops), batch_p);
+    conveyor::PipelineOptions o = options;
+    const auto& [shuffle, distributed, rank, world_size, shard_window] = sampling;
+    const std::uint64_t seed = o.seed;
+    const bool drop_last = o.drop_last;
     conveyor::AnyDataset data = dataset.use();
     const std::uint64_t n = data.size();
     std::optional<conveyor::AnySampler> sampler;
@@ -210,7 +191,7 @@ class Loader {
     } else {
       throw conveyor::ConfigError("Loader: distributed must be False, 'env' or (rank, world_size), got '" + distributed + "'");
     }
-    if (device == local_rank_device) o.device = local_rank_ ? static_cast<int>(*local_rank_) : 0;
+    if (o.device == local_rank_device) o.device = local_rank_ ? static_cast<int>(*local_rank_) : 0;
     core_->pid = getpid();
     nb::gil_scoped_release release;
     core_->pipe = std::make_unique<conveyor::AnyPipeline>(std::move(data), std::move(*sampler), transform.any, o);
@@ -268,15 +249,20 @@ void bind_loader(nb::module_& m) {
       .def_prop_ro("consumed", &Epoch::consumed)
       .def_prop_ro("finished", &Epoch::finished);
   nb::class_<Loader>(m, "Loader")
-      .def(nb::init<Dataset&, const Transform&, std::size_t, bool, std::uint64_t, int, std::size_t, std::size_t, bool,
-                    const std::string&,
-                    int, std::uintptr_t, const std::string&, std::optional<std::uint64_t>, std::optional<std::uint64_t>,
-                    std::uint64_t, const std::string&, std::optional<double>, const std::string&,
-                    const std::vector<std::pair<std::string, std::vector<double>>>&, const std::vector<double>&>(),
-           "dataset"_a, "transform"_a, "batch_size"_a, "shuffle"_a, "seed"_a, "workers"_a, "prefetch"_a, "memory_budget"_a,
-           "drop_last"_a,
-           "on_error"_a, "device"_a, "stream"_a, "distributed"_a, "rank"_a, "world_size"_a, "shard_window"_a,
-           "decode"_a, "gpu_share"_a, "gpu_upsampling"_a, "batch_ops"_a, "batch_p"_a)
+      .def(
+          "__init__",
+          [](Loader* self, Dataset& dataset, const Transform& transform, const nb::kwargs& given) {
+            OptionReader reader("Loader", given);
+            conveyor::PipelineOptions options;
+            LoaderSampling sampling;
+            reader.read(options);
+            reader.read(sampling);
+            reader.finish();
+            new (self) Loader(dataset, transform, options, sampling);
+          },
+          nb::sig("def __init__(self, dataset: Dataset, transform: Transform, /, **options: typing.Any) -> None"),
+          "A loader of `dataset` through `transform`, with PipelineOptions' declared options and the sampling's "
+          "(shuffle, distributed, rank, world_size, shard_window) by name.")
       .def("set_gpu_share", &Loader::set_gpu_share, "share"_a)
       .def("prometheus", &Loader::prometheus, "labels"_a)
       .def("batches_per_epoch", &Loader::batches_per_epoch)

@@ -31,18 +31,9 @@ namespace {
 /// conveyor::Preprocessor over the type-erased transform, for services: one call per request.
 class Preprocessor {
  public:
-  Preprocessor(const Transform& transform, std::size_t max_images, std::size_t lanes, std::size_t max_waiting,
-               int workers, std::size_t prefetch, int device, std::uintptr_t stream, const std::string& decode,
-               std::optional<double> gpu_share, const std::string& gpu_upsampling)
-      : pid_(getpid()) {
-    conveyor::PipelineOptions o;
-    o.workers = workers;
-    o.prefetch = prefetch;
-    o.device = device;
-    o.stream = reinterpret_cast<CUstream_st*>(stream);
-    set_decode(o, "Preprocessor", decode, gpu_share, gpu_upsampling);
+  Preprocessor(const Transform& transform, const conveyor::PreprocessorOptions& options) : pid_(getpid()) {
     nb::gil_scoped_release release;
-    pre_ = std::make_unique<Impl>(transform.any, conveyor::PreprocessorOptions{max_images, lanes, max_waiting, o});
+    pre_ = std::make_unique<Impl>(transform.any, options);
   }
   Preprocessor(const Preprocessor&) = delete;
   Preprocessor& operator=(const Preprocessor&) = delete;
@@ -124,10 +115,17 @@ class Preprocessor {
 void bind_preprocessor(nb::module_& m) {
   using namespace nb::literals;
   nb::class_<Preprocessor>(m, "Preprocessor")
-      .def(nb::init<const Transform&, std::size_t, std::size_t, std::size_t, int, std::size_t, int, std::uintptr_t,
-                    const std::string&, std::optional<double>, const std::string&>(),
-           "transform"_a, "max_images"_a, "lanes"_a, "max_waiting"_a, "workers"_a, "prefetch"_a, "device"_a, "stream"_a,
-           "decode"_a, "gpu_share"_a, "gpu_upsampling"_a)
+      .def(
+          "__init__",
+          [](Preprocessor* self, const Transform& transform, const nb::kwargs& given) {
+            OptionReader reader("Preprocessor", given);
+            conveyor::PreprocessorOptions options;
+            reader.read(options);
+            reader.finish();
+            new (self) Preprocessor(transform, options);
+          },
+          nb::sig("def __init__(self, transform: Transform, /, **options: typing.Any) -> None"),
+          "A preprocessor of `transform` with PreprocessorOptions' declared options (its pipeline's among them) by name.")
       .def("run", &Preprocessor::run, "images"_a, "timeout"_a = nb::none())
       .def("stats", &Preprocessor::stats)
       .def("prometheus", &Preprocessor::prometheus, "labels"_a);

@@ -141,13 +141,19 @@ struct Field<std::vector<conveyor::PixelTransform>> {
   static nb::object value(const std::vector<conveyor::PixelTransform>&) { return nb::tuple(); }
 };
 
-/// An enum with names (`conveyor::enum_names`): its name in Python.
+/// An enum with names (`enum_names`, conveyor's or found beside the enum): its name in Python.
 template <class E>
   requires std::is_enum_v<E>
 struct Field<E> {
   static constexpr const char* annotation = "Any";  // the name, or torchvision's enum
-  static E from(const Where& w, nb::handle v) { return static_cast<E>(choice(w, v, conveyor::enum_names(E{}))); }
-  static nb::object value(E v) { return nb::str(conveyor::enum_names(E{})[static_cast<std::size_t>(v)]); }
+  static E from(const Where& w, nb::handle v) { return static_cast<E>(choice(w, v, names())); }
+  static nb::object value(E v) { return nb::str(names()[static_cast<std::size_t>(v)]); }
+
+ private:
+  static constexpr std::span<const char* const> names() {
+    using conveyor::enum_names;
+    return enum_names(E{});
+  }
 };
 
 }  // namespace conveyor_ext

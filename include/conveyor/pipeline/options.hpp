@@ -5,12 +5,14 @@
 #include <conveyor/config.hpp>
 #include <conveyor/batch/batch_transform.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/transforms/fields.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*; no CUDA header needed here
 
@@ -125,7 +127,31 @@ struct PipelineOptions {
   /// batch number); the batch's `targets()` are then float32 soft targets [N, num_classes]. On the
   /// CPU backend, split over the workers.
   std::optional<BatchTransform> batch_transform{};
+
+  /// Each option by the name a binding takes it by (the Python package's Loader's keywords).
+  static constexpr auto options() {
+    using O = PipelineOptions;
+    return std::tuple{option("batch_size", &O::batch_size),
+                      option("workers", &O::workers),
+                      option("prefetch", &O::prefetch),
+                      option("memory_budget", &O::memory_budget),
+                      option("drop_last", &O::drop_last),
+                      option("on_error", &O::on_error),
+                      option("seed", &O::seed),
+                      option("device", &O::device),
+                      option("stream", &O::stream),
+                      option("arena_bytes", &O::arena_bytes),
+                      option("decode", &O::decode),
+                      option("gpu_share", &O::gpu_share),
+                      option("gpu_max_file_bytes", &O::gpu_max_file_bytes),
+                      option("gpu_max_window_pixels", &O::gpu_max_window_pixels),
+                      option("gpu_upsampling", &O::gpu_upsampling),
+                      option("gpu_part_images", &O::gpu_part_images),
+                      option("batch_transform", &O::batch_transform)};
+  }
 };
+
+static_assert(DeclaredOptions<PipelineOptions>);
 
 /// A sample the pipeline replaced under `OnError::skip`.
 struct SkippedSample {

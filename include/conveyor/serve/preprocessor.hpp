@@ -35,6 +35,7 @@
 #include <conveyor/pipeline/batch_pipeline.hpp>
 #include <conveyor/pipeline/options.hpp>
 #include <conveyor/pipeline/stats.hpp>
+#include <conveyor/transforms/fields.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -48,6 +49,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -76,7 +78,16 @@ struct PreprocessorOptions {
   /// Each lane's pipeline options: `workers` (per lane), `prefetch` (slots per lane), `device`,
   /// `stream`, `decode`, `seed`. `batch_size` is `max_images`; `on_error` is `raise`.
   PipelineOptions pipeline{};
+
+  /// Each option by the name a binding takes it by; `pipeline`'s are its own options'.
+  static constexpr auto options() {
+    using O = PreprocessorOptions;
+    return std::tuple{option("max_images", &O::max_images), option("lanes", &O::lanes),
+                      option("max_waiting", &O::max_waiting), option("pipeline", &O::pipeline)};
+  }
 };
+
+static_assert(DeclaredOptions<PreprocessorOptions>);
 
 /// The request path's counters; `pipelines` sums the lanes' pipeline counters that add.
 struct PreprocessorStats {

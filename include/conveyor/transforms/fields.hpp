@@ -6,6 +6,9 @@
 /// transform's arguments is derived from the pair through `for_each_field`: the Python classes and
 /// their stubs, the conversion of Python's values, the fuzzer's random transforms.
 ///
+/// An aggregate of more options than `fields` names (ImageAugmentOptions, PipelineOptions) lists
+/// them in `options()`, each a name and its member, and `for_each_option` walks them alike.
+///
 ///   struct RandomPosterize {
 ///     static constexpr const char* name = "RandomPosterize";
 ///     static constexpr const char* summary = "Keeps the `bits` high bits of every value with probability `p`.";
@@ -20,6 +23,8 @@
 #include <array>
 #include <cstddef>
 #include <iterator>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace conveyor {
@@ -51,10 +56,10 @@ constexpr bool takes_fields(std::index_sequence<I...>) {
   return requires { T{(void(I), AnyField{})...}; };
 }
 
-/// How many fields the aggregate `T` has.
-template <class T, std::size_t N = 0>
+/// How many fields the aggregate `T` has (counted up to `Max`).
+template <class T, std::size_t Max = 10, std::size_t N = 0>
 constexpr std::size_t field_count() {
-  if constexpr (N < 10 && takes_fields<T>(std::make_index_sequence<N + 1>{})) return field_count<T, N + 1>();
+  if constexpr (N < Max && takes_fields<T>(std::make_index_sequence<N + 1>{})) return field_count<T, Max, N + 1>();
   else return N;
 }
 
@@ -89,6 +94,32 @@ constexpr void for_each_field(T& t, F&& f) {
     f(names[0], a), f(names[1], b), f(names[2], c), f(names[3], d), f(names[4], e), f(names[5], g), f(names[6], h),
         f(names[7], i);
   }
+}
+
+/// One of the aggregate `T`'s options: its name where a binding takes it by keyword, and its member.
+template <class T, class M>
+struct Option {
+  const char* name;
+  M T::*member;
+};
+
+/// `Option` from its name and member: `option("seed", &PipelineOptions::seed)`.
+template <class T, class M>
+[[nodiscard]] constexpr Option<T, M> option(const char* name, M T::*member) noexcept {
+  return {name, member};
+}
+
+/// An aggregate whose `options()` names every field, each once (a field left out would be an
+/// option no binding takes).
+template <class T>
+concept DeclaredOptions = requires { T::options(); } &&
+                          std::tuple_size_v<decltype(T::options())> == detail::field_count<T, 40>();
+
+/// Calls `f(name, field)` for each declared option of `t` (const or not), in `options()`' order.
+template <class T, class F>
+  requires DeclaredOptions<std::remove_cvref_t<T>>
+constexpr void for_each_option(T& t, F&& f) {
+  std::apply([&](const auto&... o) { (f(o.name, t.*o.member), ...); }, std::remove_cvref_t<T>::options());
 }
 
 }  // namespace v0
