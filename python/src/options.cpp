@@ -34,13 +34,7 @@ std::optional<std::vector<int>> ints(const Where& w, nb::handle value, std::init
 }  // namespace
 
 std::uint64_t unsigned_integer(const Where& w, nb::handle value, std::uint64_t highest) {
-  if (PyBool_Check(value.ptr())) type_error(w, "an int", value);
-  PyObject* index = PyNumber_Index(value.ptr());
-  if (!index) {
-    PyErr_Clear();
-    type_error(w, "an int", value);
-  }
-  const nb::object number = nb::steal(index);
+  const nb::object number = python_int(w, value);
   if (PyObject_RichCompareBool(number.ptr(), nb::int_(0).ptr(), Py_LT) == 1)
     config_error(w, "must be >= 0, got " + shown(number));
   const unsigned long long v = PyLong_AsUnsignedLongLong(number.ptr());

@@ -84,14 +84,18 @@ double real(const Where& w, nb::handle value) {
   return v;
 }
 
-int integer(const Where& w, nb::handle value) {
+nb::object python_int(const Where& w, nb::handle value) {
   if (PyBool_Check(value.ptr())) type_error(w, "an int", value);
   PyObject* index = PyNumber_Index(value.ptr());
   if (!index) {
     PyErr_Clear();
     type_error(w, "an int", value);
   }
-  const nb::object number = nb::steal(index);
+  return nb::steal(index);
+}
+
+int integer(const Where& w, nb::handle value) {
+  const nb::object number = python_int(w, value);
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
   constexpr long long lowest = INT32_MIN, highest = INT32_MAX;

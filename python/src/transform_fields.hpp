@@ -29,7 +29,9 @@ struct Where {
 
 /// A number: ints and floats (and what has __float__), not bools or strings.
 double real(const Where& w, nb::handle value);
-/// An int (or what has __index__, as numpy's integers), not a bool or a float, that a C++ int holds.
+/// A Python int from an int or what has __index__ (numpy's integers), not a bool or a float.
+nb::object python_int(const Where& w, nb::handle value);
+/// `python_int`'s value, which a C++ int holds.
 int integer(const Where& w, nb::handle value);
 /// True or False, or the ints 0 and 1.
 bool flag(const Where& w, nb::handle value);

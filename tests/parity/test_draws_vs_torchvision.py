@@ -31,7 +31,7 @@ def theirs(transform, monkeypatch, n=N):
     """torchvision's calls for n runs of `transform` on a random image: a list of [(name, kwargs)]
     (recorded where a transform calls its kernel, or, for the policies, which call the functionals
     themselves, at the functionals)."""
-    runs, calls = [], []
+    calls = []
     call_kernel = v2.Transform._call_kernel
 
     def recorded_kernel(self, functional, inpt, *args, **kwargs):
@@ -50,7 +50,12 @@ def theirs(transform, monkeypatch, n=N):
     else:
         monkeypatch.setattr(v2.Transform, "_call_kernel", recorded_kernel)
     torch.manual_seed(1)
-    image = torch.randint(0, 256, (3, SIZE, SIZE), dtype=torch.uint8)
+    return _runs(transform, torch.randint(0, 256, (3, SIZE, SIZE), dtype=torch.uint8), calls, monkeypatch, n)
+
+
+def _runs(transform, image, calls, monkeypatch, n):
+    """The `calls` recorded in each of n runs of `transform` on `image`; the recorders then removed."""
+    runs = []
     for _ in range(n):
         calls.clear()
         transform(image)
@@ -65,7 +70,7 @@ def theirs_v1(transform, monkeypatch, n=N):
     import inspect
     from PIL import Image
     import torchvision.transforms.functional as F1
-    runs, calls = [], []
+    calls = []
 
     def recording(name, function):
         def call(inpt, *args, **kwargs):
@@ -78,12 +83,7 @@ def theirs_v1(transform, monkeypatch, n=N):
         monkeypatch.setattr(F1, name, recording(name, getattr(F1, name)))
     torch.manual_seed(1)
     image = Image.fromarray(torch.randint(0, 256, (SIZE, SIZE, 3), dtype=torch.uint8).numpy())
-    for _ in range(n):
-        calls.clear()
-        transform(image)
-        runs.append(list(calls))
-    monkeypatch.undo()
-    return runs
+    return _runs(transform, image, calls, monkeypatch, n)
 
 
 def ours(transform, n=N, pil=False):
