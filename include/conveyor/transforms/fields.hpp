@@ -99,8 +99,9 @@ constexpr void for_each_field(T& t, F&& f) {
 /// One of the aggregate `T`'s options: its name where a binding takes it by keyword, and its member.
 template <class T, class M>
 struct Option {
+  using Member = M T::*;  // a member declared `M T::*member` nvcc's host code parenthesises, which GCC warns of
   const char* name;
-  M T::*member;
+  Member member;
 };
 
 /// `Option` from its name and member: `option("seed", &PipelineOptions::seed)`.
