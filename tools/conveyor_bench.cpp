@@ -4,7 +4,7 @@
 //
 //   conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E] [--seed S]
 //                  [--transform train|eval] [--recipe plain|trivial|color] [--size PX] [--dtype u8|f32|f16|bf16] [--layout nchw|nhwc]
-//                  [--prefetch P|auto] [--on-error throw|skip] [--checksum] [--dump DIR] [--stats-json FILE]
+//                  [--prefetch P|auto] [--on-error raise|skip] [--checksum] [--dump DIR] [--stats-json FILE]
 //                  [--roi on|off] [--decode-scaling auto|on|off] [--shard-from-env] [--print-indices]
 //                  [--decode cpu|gpu|auto] [--gpu-share F] [--gpu-upsampling interpolated|replicated] [--gpu-part N]
 //                  [--device-sync spin|yield|blocking] [--format auto|folder|wds|tfrecord|list] [--shard-window W]
@@ -74,7 +74,7 @@ struct Args {
   std::cerr << "conveyor-bench: " << error << "\n"
             << "usage: conveyor-bench --data DIR [--device cpu|cuda] [--workers N] [--batch B] [--epochs E]\n"
                "         [--seed S] [--transform train|eval] [--size PX] [--dtype u8|f32|f16|bf16]\n"
-               "         [--layout nchw|nhwc] [--prefetch P|auto] [--on-error throw|skip] [--checksum]\n"
+               "         [--layout nchw|nhwc] [--prefetch P|auto] [--on-error raise|skip] [--checksum]\n"
                "         [--dump DIR] [--stats-json FILE] [--roi on|off] [--decode-scaling auto|on|off]\n"
                "         [--shard-from-env] [--print-indices] [--format auto|folder|wds|tfrecord|list]\n"
                "         [--shard-window W] [--decode cpu|gpu|auto] [--gpu-share F]\n"
@@ -95,7 +95,7 @@ long long to_int(std::string_view flag, const std::string& v) {
   }
 }
 
-Args parse(int argc, char** argv) {
+Args parse(int argc, char** argv) try {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
@@ -117,12 +117,8 @@ Args parse(int argc, char** argv) {
       const std::string v = value();
       a.prefetch = v == "auto" ? conveyor::auto_prefetch : static_cast<std::size_t>(to_int(flag, v));
     }
-    else if (flag == "--on-error") {
-      const std::string v = value();
-      if (v == "throw") a.on_error = conveyor::OnError::raise;
-      else if (v == "skip") a.on_error = conveyor::OnError::skip;
-      else usage("--on-error expects throw or skip, got '" + v + "'");
-    } else if (flag == "--roi") {
+    else if (flag == "--on-error") a.on_error = conveyor::parse_enum<conveyor::OnError>(flag, value());
+    else if (flag == "--roi") {
       const std::string v = value();
       if (v != "on" && v != "off") usage("--roi expects on or off, got '" + v + "'");
       a.roi = v == "on";
@@ -135,24 +131,13 @@ Args parse(int argc, char** argv) {
     else if (flag == "--format") a.format = value();
     else if (flag == "--shard-window") a.shard_window = static_cast<std::uint64_t>(to_int(flag, value()));
     else if (flag == "--print-indices") a.print_indices = true;
-    else if (flag == "--decode") {
-      const std::string v = value();
-      if (v == "cpu") a.decode = conveyor::JpegDecode::cpu;
-      else if (v == "gpu") a.decode = conveyor::JpegDecode::gpu;
-      else if (v == "auto") a.decode = conveyor::JpegDecode::adaptive;
-      else usage("--decode expects cpu, gpu or auto, got '" + v + "'");
-    } else if (flag == "--gpu-share") {
+    else if (flag == "--decode") a.decode = conveyor::parse_enum<conveyor::JpegDecode>(flag, value());
+    else if (flag == "--gpu-share") {
       const std::string v = value();
       char* end = nullptr;
       a.gpu_share = std::strtod(v.c_str(), &end);
       if (v.empty() || *end != '\0') usage("--gpu-share expects a number in [0, 1], got '" + v + "'");
-    } else if (flag == "--gpu-upsampling") {
-      try {
-        a.gpu_upsampling = conveyor::parse_chroma_upsampling(value());
-      } catch (const conveyor::ConfigError& e) {
-        usage(e.what());
-      }
-    }
+    } else if (flag == "--gpu-upsampling") a.gpu_upsampling = conveyor::parse_chroma_upsampling(value());
     else if (flag == "--gpu-part") a.gpu_part = static_cast<std::size_t>(to_int(flag, value()));
     else if (flag == "--device-sync") a.device_sync = value();
     else if (flag == "--recipe") a.recipe = value();
@@ -175,6 +160,8 @@ Args parse(int argc, char** argv) {
       a.batch_transform != "choice" && a.batch_transform != "timm" && a.batch_transform != "timm-elem")
     usage("--batch-transform expects none, mixup, cutmix, choice, timm or timm-elem, got '" + a.batch_transform + "'");
   return a;
+} catch (const conveyor::ConfigError& e) {  // a named choice's parser (dtype, layout, decode, ...)
+  usage(e.what());
 }
 
 /// A .npy file (format 1.0) of `bytes` with numpy type `descr` and `shape`.

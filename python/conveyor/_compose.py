@@ -195,8 +195,9 @@ def _size(where: str, name: str, size: Any, crop: bool = True) -> Any:
 # The interpolations ImageAugment resizes with, as torchvision names them: Pillow's filters on PIL
 # images, torch's on tensors (C++'s ops::Resampling, "pil_" marking Pillow's, "_no_antialias" torch's
 # filter unwidened).
-_PIL_FILTERS = tuple(n[len("pil_"):] for n in _conveyor.resampling_names() if n.startswith("pil_"))
-_TENSOR_FILTERS = tuple(n for n in _conveyor.resampling_names() if not n.startswith("pil_"))
+_RESAMPLINGS = _conveyor.option_choices()["ImageAugment"]["resampling"]
+_PIL_FILTERS = tuple(n[len("pil_"):] for n in _RESAMPLINGS if n.startswith("pil_"))
+_TENSOR_FILTERS = tuple(n for n in _RESAMPLINGS if not n.startswith("pil_"))
 
 
 def _resampling(where: str, t: Any, pil: bool) -> str:

@@ -21,5 +21,5 @@ def decode_image(data: Union[bytes, bytearray, memoryview], lenient: bool = Fals
     width, height, pixels = _conveyor.decode_image(
         bytes(data), _args.flag("decode_image", "lenient", lenient),
         _args.integer("decode_image", "max_image_pixels", max_image_pixels, 1, _args.UINT64_MAX),
-        _args.choice("decode_image", "sixteen_bit", sixteen_bit, ("refuse", "high_byte")))
+        _args.choice("decode_image", "sixteen_bit", sixteen_bit, _conveyor.option_choices()["ImageAugment"]["sixteen_bit"]))
     return numpy.frombuffer(pixels, dtype=numpy.uint8).reshape(height, width, 3)

@@ -83,10 +83,12 @@ def _padding(value: Any) -> List[int]:
     return pads * 4 if len(pads) == 1 else pads * 2 if len(pads) == 2 else pads
 
 
-# FiveCrop's crops in torchvision's order, as ImageAugment's crop names them, and what they are of
-# (C++'s FiveCrop::Part and FiveCrop::Of, in their order).
-_FIVE_CROP_PARTS = ("top_left", "top_right", "bottom_left", "bottom_right", "five_center")
-_FIVE_CROP_OF = ("image", "horizontal_flip", "vertical_flip")
+# The options that take one of named choices, as C++ declares them (enum_names), in their order.
+_CHOICES = _conveyor.option_choices()["ImageAugment"]
+# FiveCrop's crops in torchvision's order, as ImageAugment's crop names them (those from top_left
+# on, C++'s FiveCrop::Part), and what they are of (FiveCrop::Of).
+_FIVE_CROP_PARTS = _CHOICES["crop"][_CHOICES["crop"].index("top_left"):]
+_FIVE_CROP_OF = _CHOICES["five_crop_of"]
 
 # ImageAugment's fields that C++ declares as other options (_conveyor.option_schema()): normalize is
 # its mean and std.
@@ -210,19 +212,18 @@ class ImageAugment:
         # the rest: those written torchvision's way here in the form C++ reads
         options = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _SPELLED_OTHERWISE}
         options.update(
-            crop=_args.choice(who, "crop", self.crop, ("random_resized", "center", "random") + _FIVE_CROP_PARTS),
+            crop=_args.choice(who, "crop", self.crop, _CHOICES["crop"]),
             five_crop_of=_args.choice(who, "five_crop_of", self.five_crop_of, _FIVE_CROP_OF),
             padding=_padding(self.padding),
-            padding_mode=_args.choice(who, "padding_mode", self.padding_mode,
-                                      ("constant", "edge", "reflect", "symmetric")),
+            padding_mode=_args.choice(who, "padding_mode", self.padding_mode, _CHOICES["padding_mode"]),
             size=_size("size", self.size), scale=_pair("scale", self.scale), ratio=_pair("ratio", self.ratio),
             resize=None if self.resize is None else _size("resize", self.resize),
             max_size=_args.optional_integer(who, "max_size", self.max_size, 1),
             mean=None if normalize is None else normalize[0], std=None if normalize is None else normalize[1],
-            dtype=dtype, layout=_args.choice(who, "layout", str(self.layout).lower(), ("nchw", "nhwc")),
+            dtype=dtype, layout=_args.choice(who, "layout", str(self.layout).lower(), _CHOICES["layout"]),
             max_image_pixels=_args.integer(who, "max_image_pixels", self.max_image_pixels, 1, _args.UINT64_MAX),
-            sixteen_bit=_args.choice(who, "sixteen_bit", self.sixteen_bit, ("refuse", "high_byte")),
-            resampling=_args.choice(who, "resampling", str(self.resampling), tuple(_conveyor.resampling_names())),
+            sixteen_bit=_args.choice(who, "sixteen_bit", self.sixteen_bit, _CHOICES["sixteen_bit"]),
+            resampling=_args.choice(who, "resampling", str(self.resampling), _CHOICES["resampling"]),
             transforms=native_list(who, self.transforms),
             pil_transforms=_args.integer(who, "pil_transforms", self.pil_transforms, 0, len(self.transforms)))
         return _conveyor.image_augment(**options)

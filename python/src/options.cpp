@@ -48,12 +48,9 @@ std::uint64_t unsigned_integer(const Where& w, nb::handle value, std::uint64_t h
 std::size_t exact_choice(const Where& w, nb::handle value, std::span<const char* const> names) {
   if (!nb::isinstance<nb::str>(value)) type_error(w, "a str", value);
   const std::string name = nb::cast<std::string>(value);
-  std::string listed;
-  for (std::size_t k = 0; k < names.size(); ++k) {
+  for (std::size_t k = 0; k < names.size(); ++k)
     if (name == names[k]) return k;
-    listed += (k == 0 ? "'" : k + 1 < names.size() ? ", '" : " or '") + std::string(names[k]) + "'";
-  }
-  config_error(w, "must be " + listed + ", got '" + name + "'");
+  config_error(w, "must be " + conveyor::listed_names(names) + ", got '" + name + "'");
 }
 
 conveyor::Size Field<conveyor::Size>::from(const Where& w, nb::handle v) {

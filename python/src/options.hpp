@@ -7,12 +7,14 @@
 #include "transform_fields.hpp"
 
 #include <conveyor/batch/batch_transform.hpp>
+#include <conveyor/core/named_enum.hpp>
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/io/decode_options.hpp>
 #include <conveyor/ops/augment.hpp>
 #include <conveyor/pipeline/options.hpp>
 #include <conveyor/transforms/fields.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -91,33 +93,30 @@ struct Field<conveyor::BatchTransform> {
 /// The index of `value` in `names`: a str spelled exactly as one of them (a ConfigError lists them).
 std::size_t exact_choice(const Where& w, nb::handle value, std::span<const char* const> names);
 
-/// An enum whose values `Names` spells in its order, taken spelled exactly (as C++'s parsers take them).
-template <class E, const auto& Names>
-struct NamedEnum {
+/// An enum by the names C++ declares for it (`enum_names`), taken spelled exactly, of its first `Count`.
+template <conveyor::NamedEnum E, std::size_t Count = std::size_t(-1)>
+struct NamedEnumField {
   static constexpr const char* annotation = "str";
-  static E from(const Where& w, nb::handle v) { return static_cast<E>(exact_choice(w, v, Names)); }
-  static nb::object value(E v) { return nb::str(Names[static_cast<std::size_t>(v)]); }
+  static constexpr std::span<const char* const> names() {
+    const std::span<const char* const> all = enum_names(E{});
+    return all.first(std::min(Count, all.size()));
+  }
+  static E from(const Where& w, nb::handle v) { return static_cast<E>(exact_choice(w, v, names())); }
+  static nb::object value(E v) { return nb::str(conveyor::enum_name(v)); }
 };
 
-inline constexpr const char* dtype_names[] = {"u8", "f32", "f16", "bf16"};
-inline constexpr const char* layout_names[] = {"nchw", "nhwc"};
-inline constexpr const char* sixteen_bit_names[] = {"refuse", "high_byte"};
-inline constexpr const char* on_error_names[] = {"raise", "skip"};
-inline constexpr const char* decode_names[] = {"cpu", "gpu", "auto"};
-inline constexpr const char* upsampling_names[] = {"interpolated", "replicated"};
-
 template <>
-struct Field<conveyor::DType> : NamedEnum<conveyor::DType, dtype_names> {};
+struct Field<conveyor::DType> : NamedEnumField<conveyor::DType, conveyor::image_dtype_count> {};
 template <>
-struct Field<conveyor::Layout> : NamedEnum<conveyor::Layout, layout_names> {};
+struct Field<conveyor::Layout> : NamedEnumField<conveyor::Layout> {};
 template <>
-struct Field<conveyor::SixteenBit> : NamedEnum<conveyor::SixteenBit, sixteen_bit_names> {};
+struct Field<conveyor::SixteenBit> : NamedEnumField<conveyor::SixteenBit> {};
 template <>
-struct Field<conveyor::OnError> : NamedEnum<conveyor::OnError, on_error_names> {};
+struct Field<conveyor::OnError> : NamedEnumField<conveyor::OnError> {};
 template <>
-struct Field<conveyor::JpegDecode> : NamedEnum<conveyor::JpegDecode, decode_names> {};
+struct Field<conveyor::JpegDecode> : NamedEnumField<conveyor::JpegDecode> {};
 template <>
-struct Field<conveyor::ChromaUpsampling> : NamedEnum<conveyor::ChromaUpsampling, upsampling_names> {};
+struct Field<conveyor::ChromaUpsampling> : NamedEnumField<conveyor::ChromaUpsampling> {};
 
 /// How a Loader samples its dataset, beside its pipeline's options: `distributed` "" (no), "env"
 /// (rank and world size from the launcher's variables) or "explicit" (`rank`, `world_size`).
@@ -175,6 +174,23 @@ void describe(nb::list& out, const T& defaults = T{}) {
     using Type = std::remove_cvref_t<decltype(field)>;
     if constexpr (conveyor::DeclaredOptions<Type>) describe(out, field);
     else out.append(nb::make_tuple(name, std::string(Field<Type>::annotation), Field<Type>::value(field)));
+  });
+}
+
+/// Adds to `out` each of `T`'s options that takes one of named choices, as name: (choices...), for
+/// the Python classes' own checks and documentation.
+template <class T>
+  requires conveyor::DeclaredOptions<T>
+void describe_choices(nb::dict& out, const T& defaults = T{}) {
+  conveyor::for_each_option(defaults, [&](const char* name, const auto& field) {
+    using Type = std::remove_cvref_t<decltype(field)>;
+    if constexpr (conveyor::DeclaredOptions<Type>) {
+      describe_choices(out, field);
+    } else if constexpr (requires { Field<Type>::names(); }) {
+      nb::list names;
+      for (const char* n : Field<Type>::names()) names.append(nb::str(n));
+      out[name] = nb::tuple(names);
+    }
   });
 }
 

@@ -150,8 +150,6 @@ struct Field<E> {
   static constexpr const char* annotation = "Any";  // the name, or torchvision's enum
   static E from(const Where& w, nb::handle v) { return static_cast<E>(choice(w, v, names())); }
   static nb::object value(E v) { return nb::str(names()[static_cast<std::size_t>(v)]); }
-
- private:
   static constexpr std::span<const char* const> names() {
     using conveyor::enum_names;
     return enum_names(E{});

@@ -88,12 +88,19 @@ void bind_transforms(nb::module_& m) {
       "The options declared in C++ that ImageAugment, Loader and Preprocessor read by name: for each, its "
       "options as (name, annotation, default), in declared order.");
   m.def(
-      "resampling_names",
+      "option_choices",
       [] {
-        const auto names = conveyor::ops::enum_names(conveyor::ops::Resampling{});
-        return std::vector<std::string>(names.begin(), names.end());
+        nb::dict out, augment, loader, preprocessor;
+        describe_choices<conveyor::ImageAugmentOptions>(augment);
+        describe_choices<conveyor::PipelineOptions>(loader);
+        describe_choices<conveyor::PreprocessorOptions>(preprocessor);
+        out["ImageAugment"] = augment;
+        out["Loader"] = loader;
+        out["Preprocessor"] = preprocessor;
+        return out;
       },
-      "ImageAugment's resamplings, by name (ops::Resampling's order).");
+      "The declared options that take one of named choices: for each class, option name: (choices...), "
+      "in the enum's order.");
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
   m.def("views", &views, "views"_a, "Views of (image transform, count) pairs: each image decoded once.");
 }

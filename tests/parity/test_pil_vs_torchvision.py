@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(int(PIL.__version__.split(".")[0]) < 13,
                                 reason="Pillow 13's pass order (vertical first when the height shrinks most)")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
-PIL_FILTERS = [n for n in conveyor._conveyor.resampling_names() if n.startswith("pil_")]
+PIL_FILTERS = [n for n in conveyor._conveyor.option_choices()["ImageAugment"]["resampling"] if n.startswith("pil_")]
 MODES = {"pil_" + m.value: m for m in v1.InterpolationMode if "pil_" + m.value in PIL_FILTERS}
 
 

@@ -61,3 +61,57 @@ TEST_CASE("ImageAugmentOptions: its defaults are a bare ImageAugment, and each c
   const ImageAugmentOptions half_normalized{.mean = std::array<float, 3>{0.5f, 0.5f, 0.5f}};
   CHECK_THROWS_WITH(half_normalized.augment(), Catch::Contains("ImageAugment: normalize needs both mean and std"));
 }
+
+namespace {
+
+/// Each declared option of `T` (and of the aggregates among them) that takes a named choice: every
+/// name parses back to its value, names are distinct, and another name's error lists them all.
+template <class T>
+int check_named_choices(const T& defaults = T{}) {
+  int seen = 0;
+  for_each_option(defaults, [&](const char* option, const auto& field) {
+    using E = std::remove_cvref_t<decltype(field)>;
+    if constexpr (DeclaredOptions<E>) {
+      seen += check_named_choices(field);
+    } else if constexpr (NamedEnum<E>) {
+      INFO(option);
+      ++seen;
+      const auto names = enum_names(E{});
+      REQUIRE(!names.empty());
+      std::set<std::string> distinct;
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        const E e = static_cast<E>(k);
+        CHECK(std::string(enum_name(e)) == names[k]);
+        CHECK(parse_enum<E>(option, names[k]) == e);
+        CHECK(distinct.insert(names[k]).second);
+      }
+      CHECK(std::string(enum_name(static_cast<E>(names.size()))) == "?");
+      std::string wanted = std::string(option) + " must be ";
+      for (std::size_t k = 0; k < names.size(); ++k)
+        wanted += std::string(k == 0 ? "'" : k + 1 < names.size() ? ", '" : " or '") + names[k] + "'";
+      CHECK_THROWS_WITH(parse_enum<E>(option, "no such name"), Catch::Contains(wanted + ", got 'no such name'"));
+      CHECK_THROWS_AS(parse_enum<E>(option, std::string(names[0]) + " "), ConfigError);  // spelled exactly
+    }
+  });
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("declared options with named choices: each name parses to its value, another is refused naming all",
+          "[options]") {
+  CHECK(check_named_choices<ImageAugmentOptions>() == 7);
+  CHECK(check_named_choices<PipelineOptions>() == 3);
+  CHECK(check_named_choices<PreprocessorOptions>() == 3);  // its pipeline's
+}
+
+TEST_CASE("the tools' and Python's spellings are the enums' names: dtype of an image, decode, layout",
+          "[options]") {
+  CHECK(parse_dtype("bf16") == DType::bf16);
+  CHECK(to_string(DType::i64) == "i64");
+  CHECK_THROWS_WITH(parse_dtype("i64"), Catch::Contains("dtype must be 'u8', 'f32', 'f16' or 'bf16', got 'i64'"));
+  CHECK(std::string(to_string(JpegDecode::adaptive)) == "auto");
+  CHECK(parse_layout("nhwc") == Layout::NHWC);
+  CHECK(parse_sixteen_bit("high_byte") == SixteenBit::high_byte);
+  CHECK(parse_chroma_upsampling("replicated") == ChromaUpsampling::replicated);
+}

@@ -29,7 +29,7 @@ def test_gpu_batches_equal_cpu_batches(samples, dtype, layout):
         assert torch.equal(labels, want_labels)
 
 
-@pytest.mark.parametrize("resampling", conveyor._conveyor.resampling_names())
+@pytest.mark.parametrize("resampling", conveyor._conveyor.option_choices()["ImageAugment"]["resampling"])
 def test_every_resampling_gives_the_cpu_loaders_batches(samples, resampling):
     """The kernel's filter, and the others' samples finished by the workers (with and without a
     pixel program, which the device runs on their u8 images), bit for bit; with decode="gpu" the

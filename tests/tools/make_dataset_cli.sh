@@ -20,7 +20,7 @@ done
 if diff -rq "$tmp/a--dense" "$tmp/a--native" > /dev/null; then echo "--dense and --native wrote the same files"; exit 1; fi
 [ "$(find "$tmp/a--native" -name '*.JPEG' | wc -l)" -eq 24 ] || { echo "expected 24 native files"; exit 1; }
 # Every file decodes (an eval pass over all of them, skipping nothing).
-"$bench" --data "$tmp/a--native" --batch 8 --epochs 1 --size 32 --transform eval --workers 2 --on-error throw > "$tmp/bench.log" \
+"$bench" --data "$tmp/a--native" --batch 8 --epochs 1 --size 32 --transform eval --workers 2 --on-error raise > "$tmp/bench.log" \
   || { echo "conveyor-bench failed on the native set"; cat "$tmp/bench.log"; exit 1; }
 grep -q '^24 images in 3 batches' "$tmp/bench.log" || { echo "expected 24 images in 3 batches"; cat "$tmp/bench.log"; exit 1; }
 

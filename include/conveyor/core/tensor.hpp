@@ -4,6 +4,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/core/named_enum.hpp>
 
 #include <array>
 #include <initializer_list>
@@ -34,34 +35,26 @@ enum class Layout : std::uint8_t { NCHW, NHWC };
   return 0;
 }
 
-/// Lower-case name, as the command-line tools spell it.
-[[nodiscard]] constexpr std::string_view to_string(DType t) noexcept {
-  switch (t) {
-    case DType::u8: return "u8";
-    case DType::f32: return "f32";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::i64: return "i64";
-  }
-  return "?";
-}
+namespace detail {
+inline constexpr const char* dtype_names[] = {"u8", "f32", "f16", "bf16", "i64"};
+inline constexpr const char* layout_names[] = {"nchw", "nhwc"};
+}  // namespace detail
 
-/// Lower-case name, as the command-line tools spell it.
-[[nodiscard]] constexpr std::string_view to_string(Layout l) noexcept { return l == Layout::NCHW ? "nchw" : "nhwc"; }
+/// Lower-case names, as the command-line tools and Python spell them, in the enum's order.
+[[nodiscard]] constexpr std::span<const char* const> enum_names(DType) noexcept { return detail::dtype_names; }
+[[nodiscard]] constexpr std::span<const char* const> enum_names(Layout) noexcept { return detail::layout_names; }
 
-/// Parses "u8", "f32", "f16", "bf16". @throws ConfigError for anything else.
-[[nodiscard]] inline DType parse_dtype(std::string_view s) {
-  for (DType t : {DType::u8, DType::f32, DType::f16, DType::bf16})
-    if (s == to_string(t)) return t;
-  throw ConfigError("unknown dtype '" + std::string(s) + "' (expected u8, f32, f16 or bf16)");
-}
+/// The dtypes an image batch takes: all but i64 (labels'), which is last.
+inline constexpr std::size_t image_dtype_count = static_cast<std::size_t>(DType::i64);
 
-/// Parses "nchw" or "nhwc". @throws ConfigError for anything else.
-[[nodiscard]] inline Layout parse_layout(std::string_view s) {
-  if (s == "nchw") return Layout::NCHW;
-  if (s == "nhwc") return Layout::NHWC;
-  throw ConfigError("unknown layout '" + std::string(s) + "' (expected nchw or nhwc)");
-}
+[[nodiscard]] constexpr std::string_view to_string(DType t) noexcept { return enum_name(t); }
+[[nodiscard]] constexpr std::string_view to_string(Layout l) noexcept { return enum_name(l); }
+
+/// An image dtype from its name: "u8", "f32", "f16", "bf16". @throws ConfigError for anything else.
+[[nodiscard]] inline DType parse_dtype(std::string_view s) { return parse_enum<DType>("dtype", s, image_dtype_count); }
+
+/// "nchw" or "nhwc". @throws ConfigError for anything else.
+[[nodiscard]] inline Layout parse_layout(std::string_view s) { return parse_enum<Layout>("layout", s); }
 
 /// Where a tensor's memory lives. `id` is the CUDA ordinal for `cuda`, 0 for `cpu`.
 struct Device {

@@ -5,8 +5,10 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/core/named_enum.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -23,12 +25,18 @@ enum class SixteenBit : std::uint8_t {
   high_byte,
 };
 
-/// `SixteenBit` from its name: "refuse" or "high_byte".
-/// @throws ConfigError naming another.
+namespace detail {
+inline constexpr const char* sixteen_bit_names[] = {"refuse", "high_byte"};
+}  // namespace detail
+
+/// The names, in the enum's order: "refuse", "high_byte".
+[[nodiscard]] constexpr std::span<const char* const> enum_names(SixteenBit) noexcept {
+  return detail::sixteen_bit_names;
+}
+
+/// `SixteenBit` from its name. @throws ConfigError naming another.
 [[nodiscard]] inline SixteenBit parse_sixteen_bit(std::string_view name) {
-  if (name == "refuse") return SixteenBit::refuse;
-  if (name == "high_byte") return SixteenBit::high_byte;
-  throw ConfigError("sixteen_bit must be 'refuse' or 'high_byte', got '" + std::string(name) + "'");
+  return parse_enum<SixteenBit>("sixteen_bit", name);
 }
 
 /// How strictly to decode.

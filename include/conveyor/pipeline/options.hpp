@@ -5,11 +5,13 @@
 #include <conveyor/config.hpp>
 #include <conveyor/batch/batch_transform.hpp>
 #include <conveyor/core/error.hpp>
+#include <conveyor/core/named_enum.hpp>
 #include <conveyor/transforms/fields.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -32,14 +34,20 @@ enum class JpegDecode : std::uint8_t {
   adaptive,  ///< as `gpu`, with the share set between epochs from measured rates (stats() says it)
 };
 
-[[nodiscard]] constexpr const char* to_string(JpegDecode d) noexcept {
-  switch (d) {
-    case JpegDecode::cpu: return "cpu";
-    case JpegDecode::gpu: return "gpu";
-    case JpegDecode::adaptive: return "auto";
-  }
-  return "?";
+namespace detail {
+inline constexpr const char* on_error_names[] = {"raise", "skip"};
+inline constexpr const char* jpeg_decode_names[] = {"cpu", "gpu", "auto"};
+inline constexpr const char* chroma_upsampling_names[] = {"interpolated", "replicated"};
+}  // namespace detail
+
+/// The names, in each enum's order, as the tools and Python spell them.
+[[nodiscard]] constexpr std::span<const char* const> enum_names(OnError) noexcept { return detail::on_error_names; }
+[[nodiscard]] constexpr std::span<const char* const> enum_names(JpegDecode) noexcept {
+  return detail::jpeg_decode_names;
 }
+
+[[nodiscard]] constexpr const char* to_string(JpegDecode d) noexcept { return enum_name(d); }
+
 
 /// How the device's JPEG decoder fills in subsampled chroma (`PipelineOptions::gpu_upsampling`).
 enum class ChromaUpsampling : std::uint8_t {
@@ -47,15 +55,14 @@ enum class ChromaUpsampling : std::uint8_t {
   replicated,    ///< each chroma sample repeated: a third to a half of the engines' host time per call
 };
 
-[[nodiscard]] constexpr const char* to_string(ChromaUpsampling u) noexcept {
-  return u == ChromaUpsampling::interpolated ? "interpolated" : "replicated";
+[[nodiscard]] constexpr std::span<const char* const> enum_names(ChromaUpsampling) noexcept {
+  return detail::chroma_upsampling_names;
 }
+[[nodiscard]] constexpr const char* to_string(ChromaUpsampling u) noexcept { return enum_name(u); }
 
-/// Parses "interpolated" or "replicated". @throws ConfigError for anything else.
+/// "interpolated" or "replicated". @throws ConfigError for anything else.
 [[nodiscard]] inline ChromaUpsampling parse_chroma_upsampling(std::string_view s) {
-  for (ChromaUpsampling u : {ChromaUpsampling::interpolated, ChromaUpsampling::replicated})
-    if (s == to_string(u)) return u;
-  throw ConfigError("gpu_upsampling must be 'interpolated' or 'replicated', got '" + std::string(s) + "'");
+  return parse_enum<ChromaUpsampling>("gpu_upsampling", s);
 }
 
 /// `BatchPipeline::Options::device` for the CPU backend (host tensors).
