@@ -47,6 +47,13 @@ double reference_filter(const std::string& name, double x) {
     if (x < 2.0) return ((-0.5 * x + 2.5) * x - 4) * x + 2;
     return 0.0;
   }
+  if (name == "bicubic_no_antialias") {  // torch's A = -0.75: cubic_convolution1 and 2
+    constexpr double A = -0.75;
+    x = std::fabs(x);
+    if (x < 1.0) return ((A + 2) * x - (A + 3)) * x * x + 1;
+    if (x < 2.0) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    return 0.0;
+  }
   if (name == "pil_lanczos") return -3.0 <= x && x < 3.0 ? sinc(x) * sinc(x / 3) : 0.0;
   x = std::fabs(x);
   return x < 1.0 ? 1.0 - x : 0.0;
@@ -54,7 +61,7 @@ double reference_filter(const std::string& name, double x) {
 
 double reference_support(const std::string& name) {
   if (name == "pil_box") return 0.5;
-  if (name == "bicubic" || name == "pil_bicubic") return 2.0;
+  if (name == "bicubic" || name == "bicubic_no_antialias" || name == "pil_bicubic") return 2.0;
   if (name == "pil_lanczos") return 3.0;
   return 1.0;
 }
@@ -90,7 +97,7 @@ Axis reference_axis(const std::string& name, int in, int out) {
     return a;
   }
   // torch without antialiasing: the filter at its own width whatever the scale
-  const double filterscale = name == "bilinear_no_antialias" ? 1.0 : std::max(scale, 1.0);
+  const double filterscale = name.ends_with("_no_antialias") ? 1.0 : std::max(scale, 1.0);
   const double support = reference_support(name) * filterscale;
   std::vector<std::vector<double>> kk;
   double wt_max = 0;

@@ -83,7 +83,7 @@ PIPELINES = {
         v2.RandomErasing(0.7)]),
     "bicubic eval": lambda: v2.Compose([
         v2.Resize(128, interpolation=v2.InterpolationMode.BICUBIC), v2.CenterCrop(112), v2.ToImage()]),
-    # torch's other resizes: nearest, nearest-exact, bilinear without antialiasing.
+    # torch's other resizes: nearest, nearest-exact, bilinear and bicubic without antialiasing.
     "nearest crops": lambda: v2.Compose([
         v2.RandomResizedCrop((96, 80), scale=(0.05, 1.0), interpolation=v2.InterpolationMode.NEAREST),
         v2.RandomHorizontalFlip(), v2.RandomChannelPermutation(), v2.ToImage()]),
@@ -92,6 +92,9 @@ PIPELINES = {
     "bilinear, antialias=False": lambda: v2.Compose([
         v2.RandomResizedCrop(112, antialias=False), v2.ColorJitter(0.4, 0.4), v2.ToDtype(torch.float32, scale=True),
         v2.Normalize(MEAN, STD)]),
+    "bicubic, antialias=False": lambda: v2.Compose([  # shrinking and, from crops of 0.5 % of an image, growing
+        v2.RandomResizedCrop(112, scale=(0.005, 1.0), interpolation=v2.InterpolationMode.BICUBIC, antialias=False),
+        v2.RandomHorizontalFlip(), v2.ToImage()]),
     "resize, antialias=None": lambda: v2.Compose([v2.Resize((72, 96), antialias=None), v2.ToImage()]),
     "longer side to max_size": lambda: v2.Compose([
         v2.Resize(None, max_size=120), v2.RandomCrop(96, pad_if_needed=True, padding_mode="edge"),

@@ -29,6 +29,9 @@ enum class Resampling : std::uint8_t {
   /// BILINEAR with antialias=False (or None): the triangle not widened when shrinking, as torch's
   /// uint8 path computes it (the one torchvision takes on AVX2, AVX-512 and Arm CPUs)
   bilinear_no_antialias,
+  /// BICUBIC with antialias=False (or None): Keys' cubic with a = -0.75 (torch's float bicubic's),
+  /// not widened, in torch's uint8 path (taps cut at the image's edges and renormalised)
+  bicubic_no_antialias,
   pil_nearest,   ///< Pillow's NEAREST: the pixel under each output centre
   pil_box,       ///< Pillow's BOX
   pil_bilinear,  ///< Pillow's BILINEAR (torchvision v1's default)
@@ -39,9 +42,8 @@ enum class Resampling : std::uint8_t {
 
 namespace detail {
 inline constexpr const char* resampling_names[] = {
-    "bilinear",    "bicubic",      "nearest",     "nearest_exact", "bilinear_no_antialias",
-    "pil_nearest", "pil_box",      "pil_bilinear", "pil_hamming",  "pil_bicubic",
-    "pil_lanczos"};
+    "bilinear",    "bicubic",     "nearest",      "nearest_exact", "bilinear_no_antialias", "bicubic_no_antialias",
+    "pil_nearest", "pil_box",     "pil_bilinear", "pil_hamming",   "pil_bicubic",           "pil_lanczos"};
 }  // namespace detail
 
 /// The names, in the enum's order: "bilinear", ..., "pil_lanczos".
@@ -60,7 +62,7 @@ inline constexpr const char* resampling_names[] = {
 /// Whether the filter keeps its width when shrinking (no antialiasing): its taps are those of
 /// scale 1 wherever the source is.
 [[nodiscard]] CONVEYOR_HD constexpr bool unwidened(Resampling f) noexcept {
-  return f == Resampling::bilinear_no_antialias;
+  return f == Resampling::bilinear_no_antialias || f == Resampling::bicubic_no_antialias;
 }
 
 /// Whether a device computes `f`'s weights with the same bits as the host: sums and products do
@@ -74,6 +76,7 @@ inline constexpr const char* resampling_names[] = {
 [[nodiscard]] CONVEYOR_HD constexpr double filter_support(Resampling f) noexcept {
   switch (f) {
     case Resampling::bicubic:
+    case Resampling::bicubic_no_antialias:
     case Resampling::pil_bicubic: return 2.0;
     case Resampling::nearest:
     case Resampling::nearest_exact:
@@ -100,9 +103,10 @@ inline constexpr double pi = 3.14159265358979323846;  // M_PI, which Pillow uses
 /// filters take one tap of weight 1 (`tap_weight`) and never ask.
 [[nodiscard]] CONVEYOR_HD inline double filter_value(Resampling f, double x) noexcept {
   switch (f) {
-    case Resampling::bicubic: {  // torch's aa_filter: cubic_convolution1 and 2 with A = -0.5
+    case Resampling::bicubic:  // torch's aa_filter: cubic_convolution1 and 2, A = -0.5 (-0.75 without antialias)
+    case Resampling::bicubic_no_antialias: {
       using namespace exact;
-      constexpr double A = -0.5;
+      const double A = f == Resampling::bicubic ? -0.5 : -0.75;  // A + 2, A + 3, 5A, 8A, 4A exact either way
       x = fabs(x);
       if (x < 1.0) return add(mul(mul(sub(mul(A + 2, x), A + 3), x), x), 1.0);  // ((A + 2) x - (A + 3)) x x + 1
       if (x < 2.0) return sub(mul(add(mul(sub(mul(A, x), 5 * A), x), 8 * A), x), 4 * A);  // ((A x - 5A) x + 8A) x - 4A
