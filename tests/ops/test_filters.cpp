@@ -102,6 +102,19 @@ Axis reference_axis(const std::string& name, int in, int out) {
   std::vector<std::vector<double>> kk;
   double wt_max = 0;
   for (int o = 0; o < out; ++o) {
+    if (name == "bicubic_no_antialias") {  // the float path's four taps about x, clamped into the image, merged
+      const double x = (o + 0.5) * scale - 0.5;
+      const int from = int(std::floor(x)) - 1, lo = std::max(from, 0), n = std::min(from + 3, in - 1) - lo + 1;
+      std::vector<double> k(static_cast<std::size_t>(n));
+      for (int t = from; t < from + 4; ++t) k[std::size_t(std::clamp(t, 0, in - 1) - lo)] += reference_filter(name, t - x);
+      double ww = 0;
+      for (double v : k) ww += v;
+      for (double& v : k) wt_max = std::max(wt_max, v /= ww);
+      a.lo.push_back(lo);
+      a.n.push_back(n);
+      kk.push_back(k);
+      continue;
+    }
     const double center = (o + 0.5) * scale;
     const int lo = std::max(int(center - support + 0.5), 0);
     const int n = std::min(int(center + support + 0.5), in) - lo;

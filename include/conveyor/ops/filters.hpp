@@ -65,6 +65,13 @@ inline constexpr const char* resampling_names[] = {
   return f == Resampling::bilinear_no_antialias || f == Resampling::bicubic_no_antialias;
 }
 
+/// Whether taps outside the image give their weights to the edge pixel instead of being dropped:
+/// torch's uint8 BICUBIC without antialias keeps the float path's four taps floor(x) - 1 .. floor(x)
+/// + 2 about x = (o + 0.5) * scale - 0.5, indices clamped into the image.
+[[nodiscard]] CONVEYOR_HD constexpr bool merges_edges(Resampling f) noexcept {
+  return f == Resampling::bicubic_no_antialias;
+}
+
 /// Whether a device computes `f`'s weights with the same bits as the host: sums and products do
 /// (the cubics' spelled with `exact::`); Hamming's and Lanczos' take sin and cos, which CUDA's
 /// functions may round other than the C library's, so their samples are resampled on the CPU.

@@ -80,6 +80,12 @@ struct AxisTaps {
   return t;
 }
 
+/// The first of the four taps of a filter that `merges_edges`, inside the image or not: floor(x) - 1
+/// for x = centre - 0.5.
+[[nodiscard]] CONVEYOR_HD inline std::int32_t window_start(const AxisTaps& t) noexcept {
+  return static_cast<std::int32_t>(floor(t.center - 0.5)) - 1;
+}
+
 /// Taps of resized pixel `r` (0 <= r < a.resized) on axis `a`.
 [[nodiscard]] CONVEYOR_HD inline AxisTaps resized_taps(const AxisPlan& a, std::int32_t r) noexcept {
   if (a.filter == Resampling::pil_nearest) return nearest_tap(a, r);
@@ -99,8 +105,13 @@ struct AxisTaps {
   t.first = lo;
   t.count = hi > lo ? hi - lo : 0;
   double total = 0.0;
-  for (std::int32_t j = 0; j < t.count; ++j)
-    total += filter_value(a.filter, (static_cast<double>(j + lo) - t.center + 0.5) * t.inv_support);
+  if (merges_edges(a.filter)) {  // the window's four taps, wherever they fall (tap_weight merges them)
+    const std::int32_t from = window_start(t);
+    for (std::int32_t k = from; k < from + 4; ++k) total += filter_value(a.filter, static_cast<double>(k) - t.center + 0.5);
+  } else {
+    for (std::int32_t j = 0; j < t.count; ++j)
+      total += filter_value(a.filter, (static_cast<double>(j + lo) - t.center + 0.5) * t.inv_support);
+  }
   t.total = total;
   if (total == 0.0) t.count = 0;  // a degenerate box: treat as padding rather than divide by zero
   return t;
@@ -120,6 +131,13 @@ struct AxisTaps {
 /// Normalised weight of tap `j` (0 <= j < count).
 [[nodiscard]] CONVEYOR_HD inline double tap_weight(const AxisTaps& t, std::int32_t j) noexcept {
   if (is_nearest(t.filter)) return 1.0;
+  if (merges_edges(t.filter)) {  // the edge pixels take the weights of the taps beyond them
+    const std::int32_t from = window_start(t);
+    const std::int32_t lo = j == 0 ? from : j + t.first, hi = j == t.count - 1 ? from + 3 : j + t.first;
+    double w = 0.0;
+    for (std::int32_t k = lo; k <= hi; ++k) w += filter_value(t.filter, static_cast<double>(k) - t.center + 0.5);
+    return w / t.total;
+  }
   return filter_value(t.filter, (static_cast<double>(j + t.first) - t.center + 0.5) * t.inv_support) / t.total;
 }
 
