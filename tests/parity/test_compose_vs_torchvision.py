@@ -94,7 +94,7 @@ PIPELINES = {
         v2.Normalize(MEAN, STD)]),
     "bicubic, antialias=False": lambda: v2.Compose([  # shrinking and, from crops of 0.5 % of an image, growing
         v2.RandomResizedCrop(112, scale=(0.005, 1.0), interpolation=v2.InterpolationMode.BICUBIC, antialias=False),
-        v2.RandomHorizontalFlip(), v2.ToImage()]),
+        v2.RandomHorizontalFlip(), v2.ColorJitter(0.3, 0.3), v2.ToImage()]),
     "resize, antialias=None": lambda: v2.Compose([v2.Resize((72, 96), antialias=None), v2.ToImage()]),
     "longer side to max_size": lambda: v2.Compose([
         v2.Resize(None, max_size=120), v2.RandomCrop(96, pad_if_needed=True, padding_mode="edge"),
