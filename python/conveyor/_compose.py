@@ -84,7 +84,9 @@ def _ours(t: Any, where: str) -> Any:
         elif not module.startswith("torchvision.transforms"):
             reason = f"it is from {module}, not torchvision, and conveyor runs torchvision's transforms"
         else:
-            reason = "conveyor has no such transform"
+            public = "torchvision.transforms" + (".v2" if module.startswith("torchvision.transforms.v2") else "")
+            reason = (f"it is {public}.{name}, which conveyor does not run yet (torchvision can apply it to "
+                      "a delivered batch on the GPU, drawing once for the whole batch rather than per image)")
         raise _conveyor.ConfigError(f"{where} ({name}) cannot run in conveyor: {reason} "
                                     f"(docs/transforms.md and the README's 'Your own torchvision pipeline' "
                                     f"list what it runs)")

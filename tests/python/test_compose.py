@@ -306,7 +306,8 @@ class TestTorchvision:
     def test_an_op_conveyor_lacks_and_a_v1_transform_it_cannot_run_are_refused_by_name(self):
         v2 = self.v2
         with pytest.raises(conveyor.ConfigError, match=r"^transform 1 \(RandomPerspective\) cannot run in conveyor: "
-                                                       r"conveyor has no such transform"):
+                                                       r"it is torchvision.transforms.v2.RandomPerspective, "
+                                                       r"which conveyor does not run yet \(torchvision can apply it"):
             conveyor.ImageAugment.from_transforms(v2.Compose([v2.CenterCrop(224), v2.RandomPerspective()]))
         import torchvision.transforms as v1
         assert conveyor.ImageAugment.from_transforms(v1.Compose([v1.RandomResizedCrop(224)])).resampling == \
