@@ -62,6 +62,22 @@ Transform views(const std::vector<std::pair<Transform, int>>& parts) {
   return make_transform(conveyor::AnyTransform(std::move(v)));
 }
 
+/// {"ImageAugment": ..., "Loader": ..., "Preprocessor": ...}, each an `Out` that `add(out, options)`
+/// fills from the declared options the class reads.
+template <class Out, class Add>
+nb::dict per_class(Add add) {
+  Out augment, loader, preprocessor;
+  add(augment, conveyor::ImageAugmentOptions{});
+  add(loader, conveyor::PipelineOptions{});
+  add(loader, LoaderSampling{});
+  add(preprocessor, conveyor::PreprocessorOptions{});
+  nb::dict out;
+  out["ImageAugment"] = augment;
+  out["Loader"] = loader;
+  out["Preprocessor"] = preprocessor;
+  return out;
+}
+
 }  // namespace
 
 void bind_transforms(nb::module_& m) {
@@ -72,33 +88,12 @@ void bind_transforms(nb::module_& m) {
   m.def("image_augment", &image_augment, nb::sig("def image_augment(**options: typing.Any) -> Transform"),
         "The ImageAugment of `options` (ImageAugmentOptions' declared options, by name).");
   m.def(
-      "option_schema",
-      [] {
-        nb::dict out;
-        nb::list augment, loader, preprocessor;
-        describe<conveyor::ImageAugmentOptions>(augment);
-        describe<conveyor::PipelineOptions>(loader);
-        describe<LoaderSampling>(loader);
-        describe<conveyor::PreprocessorOptions>(preprocessor);
-        out["ImageAugment"] = augment;
-        out["Loader"] = loader;
-        out["Preprocessor"] = preprocessor;
-        return out;
-      },
+      "option_schema", [] { return per_class<nb::list>([](nb::list& out, const auto& o) { describe(out, o); }); },
       "The options declared in C++ that ImageAugment, Loader and Preprocessor read by name: for each, its "
       "options as (name, annotation, default), in declared order.");
   m.def(
       "option_choices",
-      [] {
-        nb::dict out, augment, loader, preprocessor;
-        describe_choices<conveyor::ImageAugmentOptions>(augment);
-        describe_choices<conveyor::PipelineOptions>(loader);
-        describe_choices<conveyor::PreprocessorOptions>(preprocessor);
-        out["ImageAugment"] = augment;
-        out["Loader"] = loader;
-        out["Preprocessor"] = preprocessor;
-        return out;
-      },
+      [] { return per_class<nb::dict>([](nb::dict& out, const auto& o) { describe_choices(out, o); }); },
       "The declared options that take one of named choices: for each class, option name: (choices...), "
       "in the enum's order.");
   m.def("raw_tensor", &raw_tensor, "shape"_a, "dtype"_a);
