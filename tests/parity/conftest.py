@@ -15,3 +15,13 @@ def photos(request):
     if not folder.is_dir():
         pytest.skip(f"real test images not found at {folder}")
     return folder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _blur_kernel_as_conveyor():
+    """torchvision's Gaussian kernels summed in the AVX-512 order on every machine (blur_kernel.py)."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from blur_kernel import kernel_as_conveyor
+    with kernel_as_conveyor():
+        yield
