@@ -44,7 +44,7 @@ Image cropped(const Image& img, int w, int top, int left, int ch, int cw) {
 
 /// torchvision's five_crop_image(image, size)[part] of `img`, or of its flip (ten_crop_image's
 /// second five): corners at 0 and at the far side less the crop, the centre as center_crop rounds it.
-Image reference(const Image& img, int w, int h, const FiveCrop& f) {
+Image five_crop_reference(const Image& img, int w, int h, const FiveCrop& f) {
   const Image src = f.of == FiveCrop::Of::image ? img : mirrored(img, w, h, f.of == FiveCrop::Of::horizontal_flip);
   const int ch = f.size.height, cw = f.size.width;
   const int k = static_cast<int>(f.part);
@@ -55,7 +55,7 @@ Image reference(const Image& img, int w, int h, const FiveCrop& f) {
   return cropped(src, w, k >= 2 ? h - ch : 0, k % 2 ? w - cw : 0, ch, cw);
 }
 
-Image ours(const ImageAugment& aug, const Image& img, int w, int h) {
+Image five_crop_ours(const ImageAugment& aug, const Image& img, int w, int h) {
   ops::SamplePlan p = aug.plan({3, 0, 0, nullptr}, w, h);
   p.src = {0, 3, std::int64_t{w} * 3, w, h};
   const Size s = aug.output_size();
@@ -105,8 +105,8 @@ TEST_CASE("FiveCrop and TenCrop take torchvision's boxes of the image and of its
         const FiveCrop f{size, static_cast<FiveCrop::Part>(part), static_cast<FiveCrop::Of>(of)};
         const ImageAugment aug{.crop = f, .dtype = DType::u8, .layout = Layout::NHWC};
         INFO(w << "x" << h << " -> " << size.width << "x" << size.height << ", part " << part << " of " << of);
-        const Image want = reference(img, w, h, f);
-        REQUIRE(ours(aug, img, w, h) == want);
+        const Image want = five_crop_reference(img, w, h, f);
+        REQUIRE(five_crop_ours(aug, img, w, h) == want);
         REQUIRE(replayed(img, w, h, aug.drawn_calls(3, 0, 0, w, h)) == want);
       }
   }

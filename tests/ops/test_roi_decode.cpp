@@ -15,14 +15,14 @@ using namespace conveyor;
 
 namespace {
 
-std::vector<std::uint8_t> augment(const ImageAugment& aug, std::span<const std::byte> jpeg, std::uint64_t index) {
+std::vector<std::uint8_t> decode_augmented(const ImageAugment& aug, std::span<const std::byte> jpeg, std::uint64_t index) {
   auto ws = aug.make_workspace();
   std::vector<std::uint8_t> out(aug.sample_spec().bytes());
   aug.apply({.seed = 1, .epoch = 0, .index = index}, jpeg, std::as_writable_bytes(std::span(out)), ws);
   return out;
 }
 
-std::vector<std::vector<std::byte>> photos(const std::filesystem::path& data) {
+std::vector<std::vector<std::byte>> photo_files(const std::filesystem::path& data) {
   std::vector<std::vector<std::byte>> out;
   ByteBuffer b;
   std::vector<std::filesystem::path> files;
@@ -49,14 +49,14 @@ TEST_CASE("decoding only the crop's window changes no output bit", "[ops][roi]")
         aug.exif_orientation = orientation_on;
         ImageAugment whole = aug;
         whole.roi = false;
-        REQUIRE(augment(aug, data.bytes(i), i) == augment(whole, data.bytes(i), i));
+        REQUIRE(decode_augmented(aug, data.bytes(i), i) == decode_augmented(whole, data.bytes(i), i));
       }
     }
 }
 
 TEST_CASE("ROI changes no output bit on real photos in any orientation", "[ops][roi][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
-  const auto all = photos(data);
+  const auto all = photo_files(data);
   REQUIRE(all.size() >= 50);
   for (std::size_t i = 0; i < all.size(); ++i) {
     INFO("photo " << i);
@@ -67,13 +67,13 @@ TEST_CASE("ROI changes no output bit on real photos in any orientation", "[ops][
     aug.exif_orientation = i % 3 == 0;
     ImageAugment whole = aug;
     whole.roi = false;
-    REQUIRE(augment(aug, all[i], i) == augment(whole, all[i], i));
+    REQUIRE(decode_augmented(aug, all[i], i) == decode_augmented(whole, all[i], i));
   }
 }
 
 TEST_CASE("DCT-scaled decoding stays within 0.6 LSB and above 44 dB of full-size decoding", "[ops][roi][data]") {
   CONVEYOR_REQUIRE_SHARED_DATA(data);
-  const auto all = photos(data);
+  const auto all = photo_files(data);
   double abs_sum = 0, sq_sum = 0, n = 0;
   double worst_mad = 0;
   for (std::size_t i = 0; i < all.size(); ++i)
@@ -83,7 +83,7 @@ TEST_CASE("DCT-scaled decoding stays within 0.6 LSB and above 44 dB of full-size
       aug.decode_scaling = true;  // the eval preset decodes at full size unless asked
       ImageAugment full = aug;
       full.decode_scaling = false;
-      const auto a = augment(aug, all[i], i), b = augment(full, all[i], i);
+      const auto a = decode_augmented(aug, all[i], i), b = decode_augmented(full, all[i], i);
       double photo_abs = 0;
       for (std::size_t k = 0; k < a.size(); ++k) {
         const double d = double(a[k]) - double(b[k]);
@@ -116,7 +116,7 @@ TEST_CASE("every Exif orientation of a photo gives the same upright crop", "[ops
       std::vector<std::uint8_t> upright;
       for (int o = 1; o <= 8; ++o) {
         read_file((data / "photos" / ("exif_" + std::string(scene) + "_" + std::to_string(o) + ".jpg")).string(), b);
-        const auto out = augment(aug, b.span(), 0);
+        const auto out = decode_augmented(aug, b.span(), 0);
         if (o == 1) {
           upright = out;
           continue;
@@ -130,7 +130,7 @@ TEST_CASE("every Exif orientation of a photo gives the same upright crop", "[ops
       // And the orientation does matter: without applying it, orientation 6 is another picture.
       aug.exif_orientation = false;
       read_file((data / "photos" / ("exif_" + std::string(scene) + "_6.jpg")).string(), b);
-      const auto raw = augment(aug, b.span(), 0);
+      const auto raw = decode_augmented(aug, b.span(), 0);
       double sq = 0;
       for (std::size_t k = 0; k < raw.size(); ++k) sq += (double(raw[k]) - upright[k]) * (double(raw[k]) - upright[k]);
       CHECK(std::sqrt(sq / double(raw.size())) / 255.0 > 0.1);

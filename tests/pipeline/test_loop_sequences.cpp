@@ -15,11 +15,10 @@
 using namespace conveyor;
 using conveyor_test::FaultyDataset;
 using conveyor_test::IndexDataset;
+using conveyor_test::index_tensor;
 using conveyor_test::digest;
 
 namespace {
-
-const RawTensor index_tensor{SampleSpec{DType::u8, 1, {8, 0, 0}}};
 
 /// The first `limit` batches (all when negative) of one loop over the selected epoch: each one's
 /// digest, number and epoch; the loop breaks after the last one taken.

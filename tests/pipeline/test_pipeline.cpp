@@ -18,13 +18,12 @@
 using namespace conveyor;
 using conveyor_test::FaultyDataset;
 using conveyor_test::IndexDataset;
+using conveyor_test::index_tensor;
 using conveyor_test::digest;
 using conveyor_test::digests;
 using conveyor_test::jpeg_dataset;
 
 namespace {
-
-const RawTensor index_tensor{SampleSpec{DType::u8, 1, {8, 0, 0}}};
 
 std::uint64_t sample_value(const Batch& b, std::size_t i) {
   std::uint64_t v;

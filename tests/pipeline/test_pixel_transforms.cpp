@@ -263,7 +263,7 @@ std::vector<PixelTransform> varied_recipe() {
                        .p = {3.0, 1.0}}};
 }
 
-std::vector<std::uint64_t> batches(const InMemory& data, const ImageAugment& aug, const PipelineOptions& o, int epochs = 2) {
+std::vector<std::uint64_t> epoch_digests(const InMemory& data, const ImageAugment& aug, const PipelineOptions& o, int epochs = 2) {
   BatchPipeline pipe(data, RandomSampler(data.size(), {.seed = 11}), aug, o);
   return conveyor_test::digests(pipe, epochs);
 }
@@ -305,11 +305,11 @@ TEST_CASE("programs staged in the slot's table give the CPU backend's batches th
     const PipelineOptions cpu{.batch_size = 7, .workers = 2, .seed = 3};
     PipelineOptions on_device = cpu;
     on_device.device = 0;
-    const auto expected = batches(photos, aug, cpu);
-    CHECK(batches(photos, aug, on_device) == expected);
+    const auto expected = epoch_digests(photos, aug, cpu);
+    CHECK(epoch_digests(photos, aug, on_device) == expected);
     // No room to stage: every sample resampled on the CPU, its program still run by the device.
     on_device.arena_bytes = 1;
-    CHECK(batches(photos, aug, on_device) == expected);
+    CHECK(epoch_digests(photos, aug, on_device) == expected);
   }
 }
 
@@ -322,7 +322,7 @@ TEST_CASE("programs of samples sent to the device's JPEG decoder run there too",
                                              .dtype = DType::f16, .layout = Layout::NCHW},
                                 varied_recipe());
   const PipelineOptions cpu{.batch_size = 6, .workers = 3, .seed = 9};
-  const auto expected = batches(photos, aug, cpu);
+  const auto expected = epoch_digests(photos, aug, cpu);
   PipelineOptions o = cpu;
   o.device = 0;
   o.decode = JpegDecode::gpu;
@@ -340,15 +340,15 @@ TEST_CASE("a sample's program is a pure function of (seed, epoch, index): the sa
   const ImageAugment aug = with(ImageAugment{.crop = RandomResizedCrop{.size = 40}, .flip = {.p = 0.5},
                                              .normalize = Normalize::imagenet(), .dtype = DType::bf16},
                                 varied_recipe());
-  const auto expected = batches(photos, aug, {.batch_size = 5, .workers = 0, .seed = 21}, 3);
+  const auto expected = epoch_digests(photos, aug, {.batch_size = 5, .workers = 0, .seed = 21}, 3);
   for (const int workers : {0, 1, 4})
     for (const int device_ordinal : {cpu_device, 0}) {
       INFO(workers << " workers, device " << device_ordinal);
-      CHECK(batches(photos, aug, {.batch_size = 5, .workers = workers, .seed = 21, .device = device_ordinal}, 3) ==
+      CHECK(epoch_digests(photos, aug, {.batch_size = 5, .workers = workers, .seed = 21, .device = device_ordinal}, 3) ==
             expected);
     }
   // And it is the sample's own: another seed or epoch draws other programs.
-  CHECK(batches(photos, aug, {.batch_size = 5, .workers = 2, .seed = 22}, 3) != expected);
+  CHECK(epoch_digests(photos, aug, {.batch_size = 5, .workers = 2, .seed = 22}, 3) != expected);
 }
 
 TEST_CASE("without pixel transforms the device work is today's: the fused kernel alone and no program table",

@@ -89,7 +89,7 @@ Views dino(DType dtype, Layout layout, bool scaling, int locals = 6) {
 }
 
 template <class T>
-std::vector<std::byte> run(const T& t, std::span<const std::byte> image, const SampleContext& ctx) {
+std::vector<std::byte> run_views(const T& t, std::span<const std::byte> image, const SampleContext& ctx) {
   auto ws = t.make_workspace();
   std::vector<std::byte> out(t.sample_spec().bytes());
   t.apply(ctx, image, out, ws);
@@ -111,7 +111,7 @@ void require_copies_are_lone_runs(const Views& v, const InMemory& d, std::uint64
     v.apply(ctx, d.bytes(i), blob, ws);
     for (std::size_t k = 0; k < v.copy_count(); ++k) {
       INFO("sample " << i << ", copy " << k);
-      REQUIRE(copy_bytes(v, blob, k) == run(v.views[v.view_of(k)].augment, d.bytes(i), Views::copy_context(ctx, k)));
+      REQUIRE(copy_bytes(v, blob, k) == run_views(v.views[v.view_of(k)].augment, d.bytes(i), Views::copy_context(ctx, k)));
     }
   }
 }
@@ -156,7 +156,7 @@ TEST_CASE("Views: each copy is its ImageAugment run alone with the copy's contex
   const Views v = dino(DType::u8, Layout::NHWC, false);
   int differing = 0;
   for (std::uint64_t i = 0; i < images.size(); ++i) {
-    const auto blob = run(v, images.bytes(i), {7, 1, i, nullptr});
+    const auto blob = run_views(v, images.bytes(i), {7, 1, i, nullptr});
     differing += copy_bytes(v, blob, 2) != copy_bytes(v, blob, 3);
   }
   CHECK(differing >= int(images.size()) - 1);
@@ -178,7 +178,7 @@ TEST_CASE("Views: one view is its ImageAugment bit for bit, with decode scaling 
     REQUIRE(alone.sample_spec().bytes() == a.sample_spec().bytes());
     for (std::uint64_t i = 0; i < images.size(); ++i) {
       INFO("sample " << i);
-      REQUIRE(run(alone, images.bytes(i), {4, 2, i, nullptr}) == run(a, images.bytes(i), {4, 2, i, nullptr}));
+      REQUIRE(run_views(alone, images.bytes(i), {4, 2, i, nullptr}) == run_views(a, images.bytes(i), {4, 2, i, nullptr}));
     }
   }
 }
@@ -194,9 +194,9 @@ TEST_CASE("Views: appending views, or copies, leaves the earlier copies' bytes a
   for (std::uint64_t i = 0; i < images.size(); ++i) {
     INFO("sample " << i);
     const SampleContext ctx{9, 0, i, nullptr};
-    const auto all = run(more, images.bytes(i), ctx);
+    const auto all = run_views(more, images.bytes(i), ctx);
     for (const Views* prefix : {&globals, &fewer_locals, &full}) {
-      const auto part = run(*prefix, images.bytes(i), ctx);
+      const auto part = run_views(*prefix, images.bytes(i), ctx);
       REQUIRE(std::equal(part.begin(), part.end(), all.begin()));
     }
   }
@@ -216,7 +216,7 @@ TEST_CASE("Views: with decode scaling the copies are deterministic, and one deco
     const SampleContext ctx{11, 0, i, nullptr};
     std::vector<std::byte> reused(v.sample_spec().bytes());
     v.apply(ctx, images.bytes(i), reused, ws);  // after the other samples, in the same workspace
-    const auto fresh = run(v, images.bytes(i), ctx);
+    const auto fresh = run_views(v, images.bytes(i), ctx);
     REQUIRE(fresh == reused);
     // The scale each copy would choose alone; the sample is decoded at the largest.
     std::vector<int> scales;
@@ -229,7 +229,7 @@ TEST_CASE("Views: with decode scaling the copies are deterministic, and one deco
     const int n = *std::max_element(scales.begin(), scales.end());
     for (std::size_t k = 0; k < v.copy_count(); ++k) {
       INFO("copy " << k << " alone at " << scales[k] << "/8, decoded at " << n << "/8");
-      const auto lone = run(v.views[v.view_of(k)].augment, images.bytes(i), Views::copy_context(ctx, k));
+      const auto lone = run_views(v.views[v.view_of(k)].augment, images.bytes(i), Views::copy_context(ctx, k));
       const auto got = copy_bytes(v, fresh, k);
       if (scales[k] == n) {
         ++own_scale;
@@ -266,7 +266,7 @@ TEST_CASE("Views: Exif orientation is applied as each view's ImageAugment applie
   const Views untagged{{View{stored}}};
   int differ = 0;
   for (std::uint64_t i = 0; i < photos.size(); ++i)
-    differ += run(untagged, photos.bytes(i), {5, 0, i, nullptr}) != copy_bytes(v, run(v, photos.bytes(i), {5, 0, i, nullptr}), 0);
+    differ += run_views(untagged, photos.bytes(i), {5, 0, i, nullptr}) != copy_bytes(v, run_views(v, photos.bytes(i), {5, 0, i, nullptr}), 0);
   CHECK(differ >= 12);
 }
 
@@ -312,7 +312,7 @@ TEST_CASE("Views: a pipeline's batches are the same for 0 and 3 workers and thro
       const auto index = static_cast<std::uint64_t>(b.indices()[j]);
       for (std::size_t k = 0; k < copies.size(); ++k) {
         INFO("index " << index << ", copy " << k);
-        const auto lone = run(v.views[v.view_of(k)].augment, images.bytes(index),
+        const auto lone = run_views(v.views[v.view_of(k)].augment, images.bytes(index),
                               Views::copy_context({13, 1, index, nullptr}, k));
         REQUIRE(gather(copies[k], std::int64_t(j)) == lone);
         // The group tensor's element (j, k - first, 0, 0, 0) is the copy's first element.

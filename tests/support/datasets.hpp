@@ -6,6 +6,7 @@
 #include <conveyor/core/concepts.hpp>
 #include <conveyor/core/error.hpp>
 #include <conveyor/io/in_memory.hpp>
+#include <conveyor/pipeline/raw_tensor.hpp>
 
 #include "support/images.hpp"
 
@@ -38,6 +39,9 @@ class IndexDataset {
   std::uint64_t n_;
 };
 static_assert(conveyor::Dataset<IndexDataset>);
+
+/// The transform that passes IndexDataset's 8 bytes through.
+inline const conveyor::RawTensor index_tensor{conveyor::SampleSpec{conveyor::DType::u8, 1, {8, 0, 0}}};
 
 /// `n` seeded JPEGs of assorted sizes and samplings, as an in-memory dataset.
 inline conveyor::InMemory jpeg_dataset(std::uint64_t n, std::uint64_t seed = 1) {

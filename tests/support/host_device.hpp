@@ -285,25 +285,25 @@ class HostDevice {
  public:
   HostDevice() {
     using namespace conveyor;
-    factory_ = detail::cuda_backend_factory().exchange(
+    factory_ = conveyor::detail::cuda_backend_factory().exchange(
         [](const DeviceBackendConfig& c) -> std::unique_ptr<DeviceBackend> { return std::make_unique<HostBackend>(c); });
-    resample_ = detail::device_step_maker<ResampleSamples>().exchange(
+    resample_ = conveyor::detail::device_step_maker<ResampleSamples>().exchange(
         [](const ResampleSamples& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
           return std::make_unique<HostResample>(spec, c);
         });
-    program_ = detail::device_step_maker<ProgramSamples>().exchange(
+    program_ = conveyor::detail::device_step_maker<ProgramSamples>().exchange(
         [](const ProgramSamples& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
           return std::make_unique<HostProgram>(spec, c);
         });
-    copy_ = detail::device_step_maker<CopySamples>().exchange(
+    copy_ = conveyor::detail::device_step_maker<CopySamples>().exchange(
         [](const CopySamples&, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
           return std::make_unique<HostCopy>(c);
         });
-    decode_ = detail::device_step_maker<DecodeJpegs>().exchange(
+    decode_ = conveyor::detail::device_step_maker<DecodeJpegs>().exchange(
         [](const DecodeJpegs& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
           return std::make_unique<HostDecodeJpegs>(spec, c);
         });
-    mix_ = detail::device_step_maker<MixSamples>().exchange(
+    mix_ = conveyor::detail::device_step_maker<MixSamples>().exchange(
         [](const MixSamples& spec, const DeviceStepConfig& c) -> std::unique_ptr<DeviceStep> {
           return std::make_unique<HostMix>(spec, c);
         });
@@ -312,12 +312,12 @@ class HostDevice {
   HostDevice& operator=(const HostDevice&) = delete;
   ~HostDevice() {
     using namespace conveyor;
-    detail::cuda_backend_factory().store(factory_);
-    detail::device_step_maker<ResampleSamples>().store(resample_);
-    detail::device_step_maker<ProgramSamples>().store(program_);
-    detail::device_step_maker<CopySamples>().store(copy_);
-    detail::device_step_maker<DecodeJpegs>().store(decode_);
-    detail::device_step_maker<MixSamples>().store(mix_);
+    conveyor::detail::cuda_backend_factory().store(factory_);
+    conveyor::detail::device_step_maker<ResampleSamples>().store(resample_);
+    conveyor::detail::device_step_maker<ProgramSamples>().store(program_);
+    conveyor::detail::device_step_maker<CopySamples>().store(copy_);
+    conveyor::detail::device_step_maker<DecodeJpegs>().store(decode_);
+    conveyor::detail::device_step_maker<MixSamples>().store(mix_);
   }
 
  private:

@@ -33,7 +33,7 @@ const DrawnArg* find(const DrawnCall& call, const char* name) {
     if (a.name == name) return &a;
   return nullptr;
 }
-double number(const DrawnCall& call, const char* name) { return std::get<double>(find(call, name)->value); }
+double number_arg(const DrawnCall& call, const char* name) { return std::get<double>(find(call, name)->value); }
 std::vector<double> numbers(const DrawnCall& call, const char* name) {
   const DrawnArg* a = find(call, name);
   if (const auto* ints = std::get_if<std::vector<std::int64_t>>(&a->value)) return {ints->begin(), ints->end()};
@@ -58,12 +58,12 @@ std::optional<std::array<double, 2>> center(const DrawnCall& call) {
 /// described arguments, on a `width` x `height` image.
 px::PixelOp record_of(const DrawnCall& call, int width, int height) {
   const std::string& f = call.function;
-  if (f == "adjust_brightness") return px::adjust_brightness(number(call, "brightness_factor"));
-  if (f == "adjust_contrast") return px::adjust_contrast(number(call, "contrast_factor"));
-  if (f == "adjust_saturation") return px::adjust_saturation(number(call, "saturation_factor"));
-  if (f == "adjust_sharpness") return px::adjust_sharpness(number(call, "sharpness_factor"));
+  if (f == "adjust_brightness") return px::adjust_brightness(number_arg(call, "brightness_factor"));
+  if (f == "adjust_contrast") return px::adjust_contrast(number_arg(call, "contrast_factor"));
+  if (f == "adjust_saturation") return px::adjust_saturation(number_arg(call, "saturation_factor"));
+  if (f == "adjust_sharpness") return px::adjust_sharpness(number_arg(call, "sharpness_factor"));
   if (f == "posterize") return px::posterize(static_cast<int>(std::get<std::int64_t>(find(call, "bits")->value)));
-  if (f == "solarize") return px::solarize(number(call, "threshold"));
+  if (f == "solarize") return px::solarize(number_arg(call, "threshold"));
   if (f == "autocontrast") return px::autocontrast();
   if (f == "equalize") return px::equalize();
   if (f == "invert") return px::invert();
@@ -73,7 +73,7 @@ px::PixelOp record_of(const DrawnCall& call, int width, int height) {
     return px::gaussian_blur(static_cast<int>(k.at(0)), static_cast<int>(k.at(1)), s.at(0), s.at(1));
   }
   if (f == "affine") {
-    px::AffineParams a{.angle = number(call, "angle"), .scale = number(call, "scale"),
+    px::AffineParams a{.angle = number_arg(call, "angle"), .scale = number_arg(call, "scale"),
                        .interpolation = interpolation(call), .fill = fill(call), .center = center(call)};
     const auto t = numbers(call, "translate");
     const auto s = numbers(call, "shear");
@@ -82,14 +82,14 @@ px::PixelOp record_of(const DrawnCall& call, int width, int height) {
     return px::affine(a, width, height);
   }
   if (f == "rotate")
-    return px::rotate({.angle = number(call, "angle"), .interpolation = interpolation(call), .fill = fill(call),
+    return px::rotate({.angle = number_arg(call, "angle"), .interpolation = interpolation(call), .fill = fill(call),
                        .center = center(call)},
                       width, height);
   FAIL("no record for " << f);
   return {};
 }
 
-std::vector<std::uint8_t> run(const px::PixelProgram& program, PixelImage image) {
+std::vector<std::uint8_t> run_program(const px::PixelProgram& program, PixelImage image) {
   ops::cpu::PixelScratch scratch;
   ops::cpu::apply_pixel_ops(program, image.pixels.data(), image.width, image.height, scratch);
   return image.pixels;
@@ -148,7 +148,7 @@ TEST_CASE("the described calls, made into records, are the drawn records and giv
         }
         records += std::size_t(drawn.pixels.count);
         const PixelImage& image = images[i % images.size()];
-        REQUIRE(run(drawn.pixels, image) == run(replayed, image));
+        REQUIRE(run_program(drawn.pixels, image) == run_program(replayed, image));
       }
     }
     CHECK(records > 300);
@@ -199,7 +199,7 @@ TEST_CASE("each policy op is the call _apply_image_or_video_transform makes (_au
     INFO(policy_op_name(c.op) << " at " << c.magnitude);
     std::vector<DrawnCall> calls;
     ProgramDraw d(1, 0, 0, 64, 48, &calls);
-    detail::apply_policy_op(d, {.op = c.op, .magnitude = c.magnitude}, px::Interpolation::nearest, Fill::none(), false,
+    conveyor::detail::apply_policy_op(d, {.op = c.op, .magnitude = c.magnitude}, px::Interpolation::nearest, Fill::none(), false,
                             false);
     REQUIRE(calls.size() == 1);
     REQUIRE(d.program().pixels.count == 1);
@@ -214,10 +214,10 @@ TEST_CASE("each policy op is the call _apply_image_or_video_transform makes (_au
   // Identity (line 100): nothing; a fill is passed to the geometric ops (lines 116, 153).
   std::vector<DrawnCall> calls;
   ProgramDraw d(1, 0, 0, 64, 48, &calls);
-  detail::apply_policy_op(d, {.op = PolicyOp::identity}, px::Interpolation::nearest, Fill::none(), false, false);
+  conveyor::detail::apply_policy_op(d, {.op = PolicyOp::identity}, px::Interpolation::nearest, Fill::none(), false, false);
   CHECK(calls.empty());
   CHECK(d.program().pixels.count == 0);
-  detail::apply_policy_op(d, {.op = PolicyOp::rotate, .magnitude = 3.0}, px::Interpolation::bilinear, Fill{4.0}, false,
+  conveyor::detail::apply_policy_op(d, {.op = PolicyOp::rotate, .magnitude = 3.0}, px::Interpolation::bilinear, Fill{4.0}, false,
                           false);
   REQUIRE(calls.size() == 1);
   CHECK(std::get<std::string>(calls[0].args.at(1).value) == "bilinear");

@@ -36,7 +36,7 @@ SampleProgram draw(const std::vector<PixelTransform>& ts, std::uint64_t index, s
   return draw_program(ts, 42, epoch, index, 224, 224, calls);
 }
 
-std::string config_error(const std::vector<PixelTransform>& ts) {
+std::string refusal(const std::vector<PixelTransform>& ts) {
   try {
     validate_transforms(ts);
   } catch (const ConfigError& e) {
@@ -305,36 +305,36 @@ TEST_CASE("the drawn calls are torchvision's functionals with the records' param
 
 TEST_CASE("a transform list ImageAugment cannot run is refused, naming the transform and why", "[transforms]") {
   using Catch::Matchers::Contains;
-  CHECK_THAT(config_error({RandomInvert{.p = 1.5}}), Contains("transforms[0]: RandomInvert: p must be in [0, 1], got 1.5"));
-  CHECK_THAT(config_error({RandomInvert{}, RandomPosterize{}}), Contains("transforms[1]: RandomPosterize: bits is required"));
-  CHECK_THAT(config_error({RandomPosterize{.bits = 9}}), Contains("bits must be in [0, 8], got 9"));
-  CHECK_THAT(config_error({RandomSolarize{}}), Contains("RandomSolarize: threshold is required"));
-  CHECK_THAT(config_error({RandomSolarize{.threshold = 300.0}}), Contains("threshold must be at most 255"));
-  CHECK_THAT(config_error({Grayscale{.num_output_channels = 1}}), Contains("num_output_channels must be 3"));
-  CHECK_THAT(config_error({ColorJitter{.brightness = -0.1}}),
+  CHECK_THAT(refusal({RandomInvert{.p = 1.5}}), Contains("transforms[0]: RandomInvert: p must be in [0, 1], got 1.5"));
+  CHECK_THAT(refusal({RandomInvert{}, RandomPosterize{}}), Contains("transforms[1]: RandomPosterize: bits is required"));
+  CHECK_THAT(refusal({RandomPosterize{.bits = 9}}), Contains("bits must be in [0, 8], got 9"));
+  CHECK_THAT(refusal({RandomSolarize{}}), Contains("RandomSolarize: threshold is required"));
+  CHECK_THAT(refusal({RandomSolarize{.threshold = 300.0}}), Contains("threshold must be at most 255"));
+  CHECK_THAT(refusal({Grayscale{.num_output_channels = 1}}), Contains("num_output_channels must be 3"));
+  CHECK_THAT(refusal({ColorJitter{.brightness = -0.1}}),
              Contains("ColorJitter: brightness as a single number must be non negative, got -0.1"));
-  CHECK_THAT(config_error({ColorJitter{.hue = 0.6}}),
+  CHECK_THAT(refusal({ColorJitter{.hue = 0.6}}),
              Contains("hue values should be between (-0.5, 0.5) and increasing, but got (-0.6, 0.6)"));
-  CHECK_THAT(config_error({ColorJitter{.contrast = {1.5, 0.5}}}), Contains("contrast values should be between (0, inf)"));
-  CHECK_THAT(config_error({RandomErasing{.scale = {0.5, 0.2}}}), Contains("RandomErasing: scale must satisfy"));
-  CHECK_THAT(config_error({RandomErasing{.ratio = {0.0, 1.0}}}), Contains("RandomErasing: ratio must satisfy"));
-  CHECK_THAT(config_error({RandomApply{}}), Contains("RandomApply: pass at least one transform"));
-  CHECK_THAT(config_error({RandomApply{.transforms = {RandomInvert{}, RandomInvert{.p = 2.0}}}}),
+  CHECK_THAT(refusal({ColorJitter{.contrast = {1.5, 0.5}}}), Contains("contrast values should be between (0, inf)"));
+  CHECK_THAT(refusal({RandomErasing{.scale = {0.5, 0.2}}}), Contains("RandomErasing: scale must satisfy"));
+  CHECK_THAT(refusal({RandomErasing{.ratio = {0.0, 1.0}}}), Contains("RandomErasing: ratio must satisfy"));
+  CHECK_THAT(refusal({RandomApply{}}), Contains("RandomApply: pass at least one transform"));
+  CHECK_THAT(refusal({RandomApply{.transforms = {RandomInvert{}, RandomInvert{.p = 2.0}}}}),
              Contains("transforms[0]: RandomApply: transforms[1]: RandomInvert: p must be in [0, 1], got 2"));
-  CHECK_THAT(config_error({RandomErasing{}, RandomInvert{}}),
+  CHECK_THAT(refusal({RandomErasing{}, RandomInvert{}}),
              Contains("RandomInvert comes after RandomErasing, which erases the normalised output"));
-  CHECK_THAT(config_error({RandomApply{.transforms = {RandomErasing{}, RandomGrayscale{}}}}),
+  CHECK_THAT(refusal({RandomApply{.transforms = {RandomErasing{}, RandomGrayscale{}}}}),
              Contains("RandomGrayscale comes after RandomErasing"));
   const PixelTransform jitter = ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1};
-  CHECK_THAT(config_error({jitter, jitter, jitter, jitter, RandomInvert{}}),
+  CHECK_THAT(refusal({jitter, jitter, jitter, jitter, RandomInvert{}}),
              Contains("may draw up to 17 pixel ops, more than a sample's program holds (16)"));
-  CHECK(config_error({jitter, jitter, jitter, jitter}) == "no error");
+  CHECK(refusal({jitter, jitter, jitter, jitter}) == "no error");
   // a jitter draws one op per factor it has
   CHECK(ColorJitter{.hue = 0.1}.max_ops() == 1);
   CHECK(ColorJitter{}.max_ops() == 0);
-  CHECK(config_error({jitter, jitter, jitter, jitter, ColorJitter{}, ColorJitter{.contrast = {1.0, 1.0}}}) == "no error");
-  CHECK(config_error({RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}}) == "no error");
-  CHECK(config_error(recipe()) == "no error");
+  CHECK(refusal({jitter, jitter, jitter, jitter, ColorJitter{}, ColorJitter{.contrast = {1.0, 1.0}}}) == "no error");
+  CHECK(refusal({RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}}) == "no error");
+  CHECK(refusal(recipe()) == "no error");
 }
 
 TEST_CASE("RandomChoice and RandomOrder that ImageAugment cannot run are refused, naming the transform and why",
@@ -342,74 +342,74 @@ TEST_CASE("RandomChoice and RandomOrder that ImageAugment cannot run are refused
   using Catch::Matchers::Contains;
   const PixelTransform invert = RandomInvert{}, gray = RandomGrayscale{};
   SECTION("RandomChoice's weights: one per transform, finite, non negative, a positive sum") {
-    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {1.0}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {invert, gray}, .p = {1.0}}}),
                Contains("transforms[0]: RandomChoice: p needs one weight per transform (2), got 1"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {1.0, 2.0, 3.0}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {invert, gray}, .p = {1.0, 2.0, 3.0}}}),
                Contains("RandomChoice: p needs one weight per transform (2), got 3"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {1.0, -0.5}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {invert, gray}, .p = {1.0, -0.5}}}),
                Contains("RandomChoice: p[1] must be finite and non negative, got -0.5"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {std::nan(""), 1.0}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {invert, gray}, .p = {std::nan(""), 1.0}}}),
                Contains("RandomChoice: p[0] must be finite and non negative, got nan"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {INFINITY, 1.0}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {invert, gray}, .p = {INFINITY, 1.0}}}),
                Contains("RandomChoice: p[0] must be finite and non negative, got inf"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {0.0, 0.0}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {invert, gray}, .p = {0.0, 0.0}}}),
                Contains("RandomChoice: p must have a positive, finite sum, got 0"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {invert, gray}, .p = {DBL_MAX, DBL_MAX}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {invert, gray}, .p = {DBL_MAX, DBL_MAX}}}),
                Contains("RandomChoice: p must have a positive, finite sum, got inf"));
-    CHECK(config_error({RandomChoice{.transforms = {invert, gray}, .p = {0.0, 2.0}}}) == "no error");
-    CHECK(config_error({RandomChoice{.transforms = {invert, gray}}}) == "no error");
+    CHECK(refusal({RandomChoice{.transforms = {invert, gray}, .p = {0.0, 2.0}}}) == "no error");
+    CHECK(refusal({RandomChoice{.transforms = {invert, gray}}}) == "no error");
   }
   SECTION("at least one transform, each valid: an inner error names its place") {
-    CHECK_THAT(config_error({RandomChoice{}}), Contains("transforms[0]: RandomChoice: pass at least one transform"));
-    CHECK_THAT(config_error({RandomOrder{}}), Contains("transforms[0]: RandomOrder: pass at least one transform"));
-    CHECK_THAT(config_error({invert, RandomChoice{.transforms = {invert, RandomInvert{.p = 2.0}}}}),
+    CHECK_THAT(refusal({RandomChoice{}}), Contains("transforms[0]: RandomChoice: pass at least one transform"));
+    CHECK_THAT(refusal({RandomOrder{}}), Contains("transforms[0]: RandomOrder: pass at least one transform"));
+    CHECK_THAT(refusal({invert, RandomChoice{.transforms = {invert, RandomInvert{.p = 2.0}}}}),
                Contains("transforms[1]: RandomChoice: transforms[1]: RandomInvert: p must be in [0, 1], got 2"));
-    CHECK_THAT(config_error({RandomOrder{.transforms = {RandomPosterize{}, invert}}}),
+    CHECK_THAT(refusal({RandomOrder{.transforms = {RandomPosterize{}, invert}}}),
                Contains("transforms[0]: RandomOrder: transforms[0]: RandomPosterize: bits is required"));
   }
   SECTION("nested containers: each level names its place") {
-    CHECK_THAT(config_error({RandomOrder{.transforms = {invert,
+    CHECK_THAT(refusal({RandomOrder{.transforms = {invert,
                                                        RandomChoice{.transforms = {RandomApply{.transforms = {RandomPosterize{.bits = 9}}},
                                                                                    gray}}}}}),
                Contains("transforms[0]: RandomOrder: transforms[1]: RandomChoice: transforms[0]: RandomApply: "
                         "transforms[0]: RandomPosterize: bits must be in [0, 8], got 9"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {RandomOrder{}, gray}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {RandomOrder{}, gray}}}),
                Contains("transforms[0]: RandomChoice: transforms[0]: RandomOrder: pass at least one transform"));
-    CHECK(config_error({RandomOrder{.transforms = {RandomChoice{.transforms = {RandomOrder{.transforms = {invert, gray}},
+    CHECK(refusal({RandomOrder{.transforms = {RandomChoice{.transforms = {RandomOrder{.transforms = {invert, gray}},
                                                                               RandomApply{.transforms = {gray}}}},
                                                    invert}}}) == "no error");
   }
   SECTION("erasing: never inside RandomOrder; inside RandomChoice only when every transform erases, and last") {
-    CHECK_THAT(config_error({RandomOrder{.transforms = {invert, RandomErasing{}}}}),
+    CHECK_THAT(refusal({RandomOrder{.transforms = {invert, RandomErasing{}}}}),
                Contains("RandomOrder: transforms[1] (RandomErasing) erases, and erasing runs on the normalised "
                         "output, after every other transform: it cannot take a random place in the order"));
-    CHECK_THAT(config_error({RandomOrder{.transforms = {RandomChoice{.transforms = {RandomErasing{}, RandomErasing{.p = 1.0}}}}}}),
+    CHECK_THAT(refusal({RandomOrder{.transforms = {RandomChoice{.transforms = {RandomErasing{}, RandomErasing{.p = 1.0}}}}}}),
                Contains("RandomOrder: transforms[0] (RandomChoice) erases"));
-    CHECK_THAT(config_error({RandomOrder{.transforms = {RandomApply{.transforms = {invert, RandomErasing{}}}}}}),
+    CHECK_THAT(refusal({RandomOrder{.transforms = {RandomApply{.transforms = {invert, RandomErasing{}}}}}}),
                Contains("RandomOrder: transforms[0] (RandomApply) erases"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {RandomErasing{}, invert}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {RandomErasing{}, invert}}}),
                Contains("RandomChoice: transforms[0] (RandomErasing) erases, transforms[1] (RandomInvert) does not; "
                         "its transforms must all erase or none: erasing runs on the normalised output"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {gray, invert, RandomApply{.transforms = {RandomErasing{}}}}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {gray, invert, RandomApply{.transforms = {RandomErasing{}}}}}}),
                Contains("RandomChoice: transforms[0] (RandomGrayscale) does not erase, transforms[2] (RandomApply) "
                         "does; its transforms must all erase or none"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {RandomErasing{}, RandomApply{.transforms = {invert, RandomErasing{}}}}}}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {RandomErasing{}, RandomApply{.transforms = {invert, RandomErasing{}}}}}}),
                Contains("RandomChoice: transforms[1] (RandomApply) both erases and transforms the image; its "
                         "transforms must all erase or none"));
-    CHECK_THAT(config_error({RandomChoice{.transforms = {RandomErasing{}, RandomErasing{.value = 1.0}}}, invert}),
+    CHECK_THAT(refusal({RandomChoice{.transforms = {RandomErasing{}, RandomErasing{.value = 1.0}}}, invert}),
                Contains("RandomInvert comes after RandomErasing"));
-    CHECK(config_error({invert, RandomChoice{.transforms = {RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}},
+    CHECK(refusal({invert, RandomChoice{.transforms = {RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}},
                                              .p = {1.0, 2.0}},
                         RandomErasing{}}) == "no error");
   }
   SECTION("ops: RandomChoice draws the most of one transform, RandomOrder all of them") {
     const PixelTransform jitter = ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1};
-    CHECK(config_error({jitter, jitter, jitter, RandomChoice{.transforms = {jitter, jitter, jitter, jitter}}}) == "no error");
-    CHECK_THAT(config_error({jitter, jitter, jitter, RandomChoice{.transforms = {invert, jitter}}, invert}),
+    CHECK(refusal({jitter, jitter, jitter, RandomChoice{.transforms = {jitter, jitter, jitter, jitter}}}) == "no error");
+    CHECK_THAT(refusal({jitter, jitter, jitter, RandomChoice{.transforms = {invert, jitter}}, invert}),
                Contains("may draw up to 17 pixel ops"));
-    CHECK_THAT(config_error({jitter, jitter, jitter, RandomOrder{.transforms = {jitter, invert}}}),
+    CHECK_THAT(refusal({jitter, jitter, jitter, RandomOrder{.transforms = {jitter, invert}}}),
                Contains("may draw up to 17 pixel ops"));
-    CHECK(config_error({jitter, jitter, jitter, RandomOrder{.transforms = {invert, gray, RandomVerticalFlip{}, invert}}}) ==
+    CHECK(refusal({jitter, jitter, jitter, RandomOrder{.transforms = {invert, gray, RandomVerticalFlip{}, invert}}}) ==
           "no error");
   }
 }
