@@ -80,10 +80,15 @@ struct AxisTaps {
   return t;
 }
 
-/// The first of the four taps of a filter that `merges_edges`, inside the image or not: floor(x) - 1
-/// for x = centre - 0.5.
+/// The taps a filter that `merges_edges` sums, inside the image or not: torch's `interp_size`,
+/// twice the filter's support (4 for bicubic).
+[[nodiscard]] CONVEYOR_HD constexpr std::int32_t window_taps(Resampling f) noexcept {
+  return static_cast<std::int32_t>(2.0 * filter_support(f));
+}
+
+/// The first of those taps: floor(x) - (taps / 2 - 1) for x = centre - 0.5 (floor(x) - 1 for bicubic).
 [[nodiscard]] CONVEYOR_HD inline std::int32_t window_start(const AxisTaps& t) noexcept {
-  return static_cast<std::int32_t>(floor(t.center - 0.5)) - 1;
+  return static_cast<std::int32_t>(floor(t.center - 0.5)) - (window_taps(t.filter) / 2 - 1);
 }
 
 /// Taps of resized pixel `r` (0 <= r < a.resized) on axis `a`.
@@ -105,9 +110,10 @@ struct AxisTaps {
   t.first = lo;
   t.count = hi > lo ? hi - lo : 0;
   double total = 0.0;
-  if (merges_edges(a.filter)) {  // the window's four taps, wherever they fall (tap_weight merges them)
+  if (merges_edges(a.filter)) {  // the window's taps, wherever they fall (tap_weight merges them)
     const std::int32_t from = window_start(t);
-    for (std::int32_t k = from; k < from + 4; ++k) total += filter_value(a.filter, static_cast<double>(k) - t.center + 0.5);
+    for (std::int32_t k = from; k < from + window_taps(a.filter); ++k)
+      total += filter_value(a.filter, static_cast<double>(k) - t.center + 0.5);
   } else {
     for (std::int32_t j = 0; j < t.count; ++j)
       total += filter_value(a.filter, (static_cast<double>(j + lo) - t.center + 0.5) * t.inv_support);
@@ -133,7 +139,8 @@ struct AxisTaps {
   if (is_nearest(t.filter)) return 1.0;
   if (merges_edges(t.filter)) {  // the edge pixels take the weights of the taps beyond them
     const std::int32_t from = window_start(t);
-    const std::int32_t lo = j == 0 ? from : j + t.first, hi = j == t.count - 1 ? from + 3 : j + t.first;
+    const std::int32_t lo = j == 0 ? from : j + t.first;
+    const std::int32_t hi = j == t.count - 1 ? from + window_taps(t.filter) - 1 : j + t.first;
     double w = 0.0;
     for (std::int32_t k = lo; k <= hi; ++k) w += filter_value(t.filter, static_cast<double>(k) - t.center + 0.5);
     return w / t.total;
