@@ -10,11 +10,13 @@
 #include <conveyor/ops/cpu/pixel_program.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
 
+#include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -182,6 +184,22 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
     if (a.get<bool>("expand", false)) throw conveyor::ConfigError("rotate: expand=True changes the size; not supported");
     p.center = a.optional_pair("center");
     op = pil ? px::pil::rotate(p, width, height) : px::rotate(p, width, height);
+  } else if (name == "perspective") {  // F.perspective(startpoints, endpoints, ...) or (None, None, coefficients=)
+    using Points = std::vector<std::array<std::int64_t, 2>>;
+    const Points start = a.get<Points>("startpoints", {}), end = a.get<Points>("endpoints", {});
+    const auto coefficients = a.get<std::vector<float>>("coefficients", {});
+    std::array<float, 8> c{};
+    if (!coefficients.empty()) {
+      if (coefficients.size() != 8 || !start.empty() || !end.empty())
+        throw conveyor::ConfigError("perspective: give 8 coefficients, or startpoints and endpoints");
+      std::copy(coefficients.begin(), coefficients.end(), c.begin());
+    } else {
+      if (start.size() != 4 || end.size() != 4)
+        throw conveyor::ConfigError("perspective: startpoints and endpoints must be four [x, y] corners each");
+      c = px::perspective_coefficients({start[0], start[1], start[2], start[3]}, {end[0], end[1], end[2], end[3]});
+    }
+    op = pil ? px::pil::perspective(c, a.interpolation(), a.channels("fill"), width, height)
+             : px::perspective(c, a.interpolation(), a.channels("fill"), width, height);
   } else if (name == "erase") {
     const int i = a.get<int>("i"), j = a.get<int>("j"), h = a.get<int>("h"), w = a.get<int>("w");
     if (a.has("key")) op = px::erase_random(i, j, h, w, a.get<std::uint64_t>("key"));
@@ -228,6 +246,14 @@ nb::bytes apply_pixel_program(nb::bytes image, int width, int height,
 
 void bind_pixel_ops(nb::module_& m) {
   using namespace nb::literals;
+  m.def(
+      "_perspective_coefficients",
+      [](const std::vector<std::array<std::int64_t, 2>>& start, const std::vector<std::array<std::int64_t, 2>>& end) {
+        if (start.size() != 4 || end.size() != 4)
+          throw conveyor::ConfigError("_perspective_coefficients: four [x, y] corners each");
+        return px::perspective_coefficients({start[0], start[1], start[2], start[3]}, {end[0], end[1], end[2], end[3]});
+      },
+      "startpoints"_a, "endpoints"_a, "Internal (tests): torchvision's _get_perspective_coeffs, as conveyor solves it.");
   m.def("_apply_pixel_program", &apply_pixel_program, "image"_a, "width"_a, "height"_a, "ops"_a, "dtype"_a = "u8",
         "layout"_a = "nhwc", "mean"_a = nb::none(), "std"_a = nb::none(),
         "pil"_a = false,

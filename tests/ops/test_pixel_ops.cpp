@@ -244,6 +244,47 @@ TEST_CASE("affine and rotate on images worked out by hand", "[ops][pixel]") {
   CHECK(px::rotate({.angle = 90.0, .center = std::array{2.0, 2.0}}, 4, 4).i[2] == -1);  // no shortcut with a centre
 }
 
+TEST_CASE("perspective on images worked out by hand, and torchvision's coefficients", "[ops][pixel]") {
+  std::vector<int> image;  // 5 x 4, 10..29
+  for (int v = 10; v < 30; ++v) image.push_back(v);
+  const px::Corners corners = px::image_corners(5, 4);
+  px::Corners shifted = corners;  // the corners moved by (2, 1): output (x, y) is source (x - 2, y - 1)
+  for (auto& c : shifted) c[0] += 2, c[1] += 1;
+  const auto shift = px::perspective_coefficients(corners, shifted);
+  const std::array<float, 8> translation{1, 0, -2, 0, 1, -1, 0, 0};
+  for (std::size_t k = 0; k < 8; ++k)  // exact, or a residue of the elimination where 0 is exact
+    CHECK(std::abs(shift[k] - translation[k]) <= (translation[k] == 0.0f ? 1e-12f : 0.0f));
+  const std::vector shifted_image{0, 0, 0, 0, 0, 0, 0, 10, 11, 12, 0, 0, 15, 16, 17, 0, 0, 20, 21, 22};
+  CHECK(neighbourhood<px::Perspective>(px::perspective(shift, px::Interpolation::nearest, std::nullopt, 5, 4), image,
+                                       5, 4) == shifted_image);
+  CHECK(neighbourhood<px::PilPerspective>(px::pil::perspective(shift, px::Interpolation::nearest, std::nullopt, 5, 4),
+                                          image, 5, 4) == shifted_image);
+  CHECK(neighbourhood<px::Perspective>(
+            px::perspective(shift, px::Interpolation::nearest, std::array{7.0, 7.0, 7.0}, 5, 4), image, 5, 4)[0] == 7);
+  CHECK(neighbourhood<px::PilPerspective>(
+            px::pil::perspective(shift, px::Interpolation::bilinear, std::array{7.9, 7.0, 7.0}, 5, 4), image, 5, 4)[0] ==
+        7);  // Pillow's fill is int(fill)
+  // the corners themselves: the identity, whichever the sampling
+  const auto identity = px::perspective_coefficients(corners, corners);
+  CHECK(identity == std::array<float, 8>{1, 0, 0, 0, 1, 0, 0, 0});
+  for (const auto mode : {px::Interpolation::nearest, px::Interpolation::bilinear}) {
+    CHECK(neighbourhood<px::Perspective>(px::perspective(identity, mode, std::nullopt, 5, 4), image, 5, 4) == image);
+    CHECK(neighbourhood<px::PilPerspective>(px::pil::perspective(identity, mode, std::nullopt, 5, 4), image, 5, 4) ==
+          image);
+  }
+  // torchvision 0.29's _get_perspective_coeffs for a 100 x 80 image (LAPACK's gels, float32)
+  CHECK(px::perspective_coefficients(px::image_corners(100, 80), {{{3, 2}, {95, 5}, {97, 77}, {1, 70}}}) ==
+        std::array<float, 8>{1.13695729f, 0.0334399194f, -3.47775173f, -0.0395669118f, 1.21338534f, -2.30806994f,
+                             0.000572371006f, 0.000640889339f});
+  // an image one pixel wide has no unique map (torch's lstsq fails too); a record is for its size
+  CHECK_THROWS_WITH(px::perspective_coefficients(px::image_corners(1, 5), px::image_corners(1, 5)),
+                    Catch::Contains("no unique map"));
+  const px::PixelOp op = px::perspective(identity, px::Interpolation::bilinear, std::nullopt, 5, 4);
+  CHECK_THROWS_WITH(px::Perspective::check(op, 4, 5), Catch::Contains("made for another image size"));
+  CHECK_THROWS_WITH(px::perspective(identity, px::Interpolation::nearest, std::array{1.0, 300.0, 0.0}, 5, 4),
+                    Catch::Contains("fill values must be in [0, 255]"));
+}
+
 TEST_CASE("torchvision's inverse affine matrix, as Python computes it", "[ops][pixel]") {
   // torchvision's _get_inverse_affine_matrix in Python 3.11 (float.hex())
   CHECK(px::inverse_affine_matrix({0.0, 0.0}, 30.0, {2.0, 1.0}, 1.0, {0.0, 0.0}) ==

@@ -128,8 +128,12 @@ PIPELINES = {
         v1.AutoAugment(v1.AutoAugmentPolicy.SVHN, interpolation=v1.InterpolationMode.BILINEAR), v1.ToTensor()]),
     "v2 policies and affine maps on PIL images": lambda: v2.Compose([
         v2.RandomResizedCrop(112), v2.TrivialAugmentWide(), v2.RandAugment(), v2.AutoAugment(),
-        v2.RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5), v2.ToImage(),
-        v2.ToDtype(torch.float32, scale=True)]),
+        v2.RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5), v2.RandomPerspective(0.4), v2.ToImage(),
+        v2.RandomPerspective(0.3, p=0.7), v2.ToDtype(torch.float32, scale=True)]),
+    "v1 perspective": lambda: v1.Compose([
+        v1.RandomResizedCrop(112), v1.RandomPerspective(0.5, p=0.8), v1.RandomHorizontalFlip(),
+        v1.RandomPerspective(0.3, p=0.6, interpolation=v1.InterpolationMode.NEAREST, fill=(10, 20, 30)),
+        v1.ToTensor()]),
     "v2 colour on PIL images, then tensors": lambda: v2.Compose([
         v2.RandomResizedCrop(128), v2.ColorJitter(0.4, 0.4, 0.4, 0.1), v2.RandomGrayscale(0.2),
         v2.GaussianBlur(5, (0.1, 2.0)), v2.RandomChannelPermutation(), v2.ToImage(), v2.RandomAutocontrast(0.5),
@@ -158,7 +162,10 @@ def _replay(path, calls, compose, on_pil):
             x = pil_calls[name](x, **kwargs)
             continue
         if k < on_pil:  # v1's functionals for a v1 Compose; v2's take PIL images to its PIL kernels
-            x = getattr(F1 if _is_v1(compose) else v2.functional, name)(x, **kwargs)
+            # (perspective's calls give v2's coefficients, which v1's functional does not take: v2's
+            # runs the same Image.transform)
+            v1_call = _is_v1(compose) and name != "perspective"
+            x = getattr(F1 if v1_call else v2.functional, name)(x, **kwargs)
             continue
         if isinstance(x, Image.Image):
             x = F1.pil_to_tensor(x)  # where the Compose's ToImage stands

@@ -215,6 +215,76 @@ def test_rotate_on_photos(photos, interpolation):
         assert_same("rotate", {"angle": -30.0, "interpolation": interpolation, "fill": 255}, image)
 
 
+def perspective_corners(width, height, rng):
+    """Corners for an image: its own (the identity map), three drawn as RandomPerspective draws them
+    (distortion 0.2, 0.5 and 1), and four outside the image (the map shrinks it)."""
+    start = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+    ends = [start, [[-9, 5], [width + 7, -3], [width - 2, height + 12], [4, height - 9]]]
+    for distortion in (0.2, 0.5, 1.0):
+        bw, bh = int(distortion * (width // 2)) + 1, int(distortion * (height // 2)) + 1
+
+        def r(lo, hi):
+            return int(rng.integers(lo, hi))
+        ends.append([[r(0, bw), r(0, bh)], [r(width - bw, width), r(0, bh)], [r(width - bw, width), r(height - bh, height)],
+                     [r(0, bw), r(height - bh, height)]])
+    return start, ends
+
+
+@pytest.mark.parametrize("interpolation", ["nearest", "bilinear"])
+@pytest.mark.parametrize("fill", [None, 0, [10.0, 200.0, 127.6]])
+def test_perspective_on_photos(photos, interpolation, fill):
+    """From the corners, as v1's RandomPerspective calls it: torchvision solves for the coefficients
+    with LAPACK, conveyor by elimination (perspective.hpp); the pixels must not tell them apart."""
+    rng = np.random.default_rng(17)
+    for image in photos:
+        start, ends = perspective_corners(image.shape[2], image.shape[1], rng)
+        for end in ends:
+            assert_same("perspective", {"startpoints": start, "endpoints": end, "interpolation": interpolation,
+                                        "fill": fill}, image)
+
+
+def _collinear(points):
+    """Whether three of the four points lie on a line (or two coincide)."""
+    for a, b, c in ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)):
+        (ax, ay), (bx, by), (cx, cy) = points[a], points[b], points[c]
+        if (bx - ax) * (cy - ay) - (by - ay) * (cx - ax) == 0:
+            return True
+    return False
+
+
+def test_perspective_coefficients_are_torchvisions():
+    """The float32 coefficients of 20,000 draws on random sizes equal torchvision's, but where a
+    coefficient is exactly 0 and LAPACK or the elimination leaves a residue below 1e-9
+    (perspective.hpp). Corners with three on a line leave no unique map: conveyor refuses them all;
+    torchvision's lstsq fails on most and returns its rounding's numbers for the rest."""
+    from torchvision.transforms.v2.functional._geometry import _get_perspective_coeffs
+    rng = np.random.default_rng(3)
+    residues = refused = torchvision_solved = 0
+    for _ in range(20000):
+        w, h = (int(v) for v in rng.integers(1, 600, 2))
+        start, ends = perspective_corners(w, h, rng)
+        end = ends[2 + int(rng.integers(0, 3))]
+        try:
+            theirs = _get_perspective_coeffs(start, end)
+        except RuntimeError:
+            theirs = None
+        if _collinear(start) or _collinear(end):
+            with pytest.raises(_conveyor.ConfigError, match="no unique map"):
+                _conveyor._perspective_coefficients(start, end)
+            refused += 1
+            torchvision_solved += theirs is not None
+            continue
+        assert theirs is not None, (w, h, end)
+        ours = _conveyor._perspective_coefficients(start, end)
+        for a, b in zip(ours, theirs):
+            if a != b:
+                assert abs(a) < 1e-9 and abs(b) < 1e-9, (w, h, end, ours, theirs)
+                residues += 1
+    print(f"perspective coefficients: {residues} residues; {refused} corner sets with three on a line, "
+          f"{torchvision_solved} of them solved by torchvision's lstsq")
+    assert refused > 0
+
+
 def test_a_program_is_the_ops_in_order(photos):
     image = photos[1]
     program = [("adjust_brightness", {"brightness_factor": 1.3}), ("adjust_contrast", {"contrast_factor": 0.7}),

@@ -98,6 +98,7 @@ TEST_CASE("each transform applies with probability p (torch.rand(1) >= p skips i
       {RandomAdjustSharpness{.sharpness_factor = 2.0, .p = 0.3}, 0.3, px::AdjustSharpness::code},
       {RandomAutocontrast{}, 0.5, px::Autocontrast::code},
       {RandomEqualize{.p = 0.8}, 0.8, px::Equalize::code},
+      {RandomPerspective{}, 0.5, px::Perspective::code},  // torchvision's default p
       {RandomInvert{.p = 0.0}, 0.0, px::Invert::code},
       {RandomInvert{.p = 1.0}, 1.0, px::Invert::code},
   };
@@ -420,4 +421,49 @@ TEST_CASE("RandomAffine's parameters follow v2's make_params (_geometry.py:743-7
     REQUIRE(std::abs(shear.at(0)) <= 20.0);
     REQUIRE(shear.at(1) == 0.0);
   }
+}
+
+TEST_CASE("RandomPerspective's corners are uniform on v2's ranges (_geometry.py's RandomPerspective.make_params)",
+          "[transforms][distribution]") {
+  const int width = 61, height = 40;
+  const RandomPerspective t{.distortion_scale = 0.6, .p = 1.0};
+  // bound = int(0.6 * (size // 2)) + 1: x in [0, 19) or [42, 61), y in [0, 13) or [27, 40)
+  const std::array<std::array<std::int64_t, 2>, 8> ranges{{{0, 19}, {0, 13}, {42, 61}, {0, 13},
+                                                           {42, 61}, {27, 40}, {0, 19}, {27, 40}}};
+  std::array<std::map<std::int64_t, double>, 8> seen;
+  for (const auto& c : described({t}, width, height)) {
+    REQUIRE(c.size() == 1);
+    REQUIRE(c[0].function == "perspective");
+    // The coefficients map the drawn corners onto the image's: their inverse maps the image's
+    // corners back onto the drawn ones, integers to within float32's rounding.
+    const auto k = std::get<std::vector<double>>(c[0].args.at(2).value);
+    const double m[3][3] = {{k[0], k[1], k[2]}, {k[3], k[4], k[5]}, {k[6], k[7], 1.0}};
+    const auto cof = [&](int r, int col) {
+      const int r1 = (r + 1) % 3, r2 = (r + 2) % 3, c1 = (col + 1) % 3, c2 = (col + 2) % 3;
+      return m[r1][c1] * m[r2][c2] - m[r1][c2] * m[r2][c1];
+    };
+    const ops::pixel::Corners image = ops::pixel::image_corners(width, height);
+    for (std::size_t corner = 0; corner < 4; ++corner) {
+      const double x = double(image[corner][0]), y = double(image[corner][1]);
+      double v[3];
+      for (int r = 0; r < 3; ++r) v[r] = cof(0, r) * x + cof(1, r) * y + cof(2, r);  // adjugate^T times (x, y, 1)
+      for (std::size_t axis = 0; axis < 2; ++axis) {
+        const double drawn = v[axis] / v[2];
+        REQUIRE(std::abs(drawn - std::round(drawn)) < 1e-3);
+        ++seen[2 * corner + axis][std::llround(drawn)];
+      }
+    }
+  }
+  for (std::size_t k = 0; k < 8; ++k) {
+    INFO("coordinate " << k << " in [" << ranges[k][0] << ", " << ranges[k][1] << ")");
+    REQUIRE(std::int64_t(seen[k].size()) == ranges[k][1] - ranges[k][0]);
+    CHECK(seen[k].begin()->first == ranges[k][0]);
+    CHECK(seen[k].rbegin()->first == ranges[k][1] - 1);
+    std::vector<double> counts;
+    for (const auto& [value, n] : seen[k]) counts.push_back(n);
+    CHECK(chi_square_uniform(counts) < chi_square_bound(int(counts.size()) - 1));
+  }
+  // no distortion: the identity map, coefficients (1, 0, 0, 0, 1, 0, 0, 0)
+  for (const auto& c : described({RandomPerspective{.distortion_scale = 0.0, .p = 1.0}}, width, height))
+    CHECK(std::get<std::vector<double>>(c[0].args.at(2).value) == std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0});
 }

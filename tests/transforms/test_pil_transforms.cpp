@@ -169,7 +169,7 @@ TEST_CASE("a transform runs on a PIL image from the same draws, as the same ops 
   [&]<class... Ops>(px::OpList<Ops...>) {
     ((is_pillow_op(Ops::code) ? (void)registered_pillow_ops.insert(Ops::code) : void()), ...);
   }(px::PixelOps{});
-  CHECK(registered_pillow_ops.size() == 8);
+  CHECK(registered_pillow_ops.size() == 9);
   CHECK(pillow_ops == registered_pillow_ops);
 }
 

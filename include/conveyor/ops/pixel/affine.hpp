@@ -9,11 +9,8 @@
 /// makes. Per output pixel, as `_affine_grid` and `grid_sample(align_corners=False)` compute: the
 /// base grid point (x - (W - 1) / 2, y - (H - 1) / 2, 1) times `theta^T / (W / 2, H / 2)` summed as
 /// `(x a + y b) + c` (torch's bmm, no fused operation), then the source position
-/// `fma(g + 1, size / 2, -0.5)` (torch's vectorised kernel fuses this one). NEAREST rounds it half to
-/// even; BILINEAR weighs the four neighbours with `(1 - dy)(1 - dx)` etc. and sums them as a chain of
-/// fused multiply-adds, north-west first. Outside the image: zeros without a fill; with one,
-/// torchvision also samples a mask of ones and gives `(v - fill) * mask + fill` (BILINEAR) or the
-/// fill where the mask is below a half (NEAREST). Rounded half to even to uint8.
+/// `fma(g + 1, size / 2, -0.5)` (torch's vectorised kernel fuses this one), sampled there as
+/// `grid_sample` says (perspective.hpp samples alike).
 ///
 /// rotate's shortcuts are torchvision's: an angle of 0 (mod 360) copies, 180 turns the image over,
 /// and 90 or 270 on a square image turn it a quarter (`torch.rot90`), all without resampling.
@@ -111,6 +108,47 @@ CONVEYOR_HD inline void quarter_turn_source(int turns, int width, int height, in
   }
 }
 
+/// `grid_sample(align_corners=False)` of a u8 image at source position (ix, iy), then torchvision's
+/// `_apply_grid_transform` to uint8: NEAREST rounds the position half to even; BILINEAR weighs the
+/// four neighbours with `(1 - dy)(1 - dx)` etc. and sums them as a chain of fused multiply-adds,
+/// north-west first. Outside the image: zeros without a fill; with one (`fill`, three float32
+/// values), torchvision also samples a mask of ones and gives `(v - fill) * mask + fill` (BILINEAR)
+/// or the fill where the mask is below a half (NEAREST). Rounded half to even.
+CONVEYOR_HD inline void grid_sample(Interpolation interpolation, const float* fill, float ix, float iy,
+                                    const std::uint8_t* src, int width, int height, std::uint8_t* rgb) noexcept {
+  using namespace exact;
+  if (interpolation == Interpolation::nearest) {
+    const float nx = rintf(ix), ny = rintf(iy);
+    if (nx >= 0.0f && nx <= static_cast<float>(width - 1) && ny >= 0.0f && ny <= static_cast<float>(height - 1)) {
+      const std::uint8_t* s = src + (std::int64_t{static_cast<int>(ny)} * width + static_cast<int>(nx)) * 3;
+      for (int c = 0; c < 3; ++c) rgb[c] = s[c];
+    } else {
+      for (int c = 0; c < 3; ++c) rgb[c] = fill != nullptr ? round_u8(fill[c]) : 0;
+    }
+    return;
+  }
+  const float west = floorf(ix), north = floorf(iy);
+  const float dx = sub(ix, west), dy = sub(iy, north);
+  const float east_w = sub(1.0f, dx), south_w = sub(1.0f, dy);
+  const float weights[4] = {mul(south_w, east_w), mul(south_w, dx), mul(dy, east_w), mul(dy, dx)};  // nw ne sw se
+  const std::uint8_t* corner[4] = {};
+  for (int k = 0; k < 4; ++k) {
+    const float cx = west + static_cast<float>(k & 1), cy = north + static_cast<float>(k >> 1);
+    if (cx >= 0.0f && cx <= static_cast<float>(width - 1) && cy >= 0.0f && cy <= static_cast<float>(height - 1))
+      corner[k] = src + (std::int64_t{static_cast<int>(cy)} * width + static_cast<int>(cx)) * 3;
+  }
+  const auto sample = [&](int c) {  // c = 3: the mask of ones
+    float v[4];
+    for (int k = 0; k < 4; ++k) v[k] = corner[k] == nullptr ? 0.0f : (c == 3 ? 1.0f : to_float(corner[k][c]));
+    return fma(v[3], weights[3], fma(v[2], weights[2], fma(v[1], weights[1], mul(v[0], weights[0]))));
+  };
+  const float mask = fill != nullptr ? sample(3) : 1.0f;
+  for (int c = 0; c < 3; ++c) {
+    const float v = sample(c);
+    rgb[c] = round_u8(fill != nullptr ? add(mul(sub(v, fill[c]), mask), fill[c]) : v);
+  }
+}
+
 struct Affine {
   static constexpr std::int32_t code = 13;
   static constexpr OpKind kind = OpKind::neighbourhood;
@@ -145,37 +183,8 @@ struct Affine {
     const float gx = add(add(mul(bx, p.r[0]), mul(by, p.r[2])), p.r[4]);
     const float gy = add(add(mul(bx, p.r[1]), mul(by, p.r[3])), p.r[5]);
     const float ix = fma(add(gx, 1.0f), p.half_size[0], -0.5f), iy = fma(add(gy, 1.0f), p.half_size[1], -0.5f);
-    const bool fill = op.i[1] != 0;
-    if (op.i[0] == static_cast<std::int32_t>(Interpolation::nearest)) {
-      const float nx = rintf(ix), ny = rintf(iy);
-      if (nx >= 0.0f && nx <= static_cast<float>(width - 1) && ny >= 0.0f && ny <= static_cast<float>(height - 1)) {
-        const std::uint8_t* s = src + (std::int64_t{static_cast<int>(ny)} * width + static_cast<int>(nx)) * 3;
-        for (int c = 0; c < 3; ++c) rgb[c] = s[c];
-      } else {
-        for (int c = 0; c < 3; ++c) rgb[c] = fill ? round_u8(op.f[6 + c]) : 0;
-      }
-      return;
-    }
-    const float west = floorf(ix), north = floorf(iy);
-    const float dx = sub(ix, west), dy = sub(iy, north);
-    const float east_w = sub(1.0f, dx), south_w = sub(1.0f, dy);
-    const float weights[4] = {mul(south_w, east_w), mul(south_w, dx), mul(dy, east_w), mul(dy, dx)};  // nw ne sw se
-    const std::uint8_t* corner[4] = {};
-    for (int k = 0; k < 4; ++k) {
-      const float cx = west + static_cast<float>(k & 1), cy = north + static_cast<float>(k >> 1);
-      if (cx >= 0.0f && cx <= static_cast<float>(width - 1) && cy >= 0.0f && cy <= static_cast<float>(height - 1))
-        corner[k] = src + (std::int64_t{static_cast<int>(cy)} * width + static_cast<int>(cx)) * 3;
-    }
-    const auto sample = [&](int c) {  // c = 3: the mask of ones
-      float v[4];
-      for (int k = 0; k < 4; ++k) v[k] = corner[k] == nullptr ? 0.0f : (c == 3 ? 1.0f : to_float(corner[k][c]));
-      return fma(v[3], weights[3], fma(v[2], weights[2], fma(v[1], weights[1], mul(v[0], weights[0]))));
-    };
-    const float mask = fill ? sample(3) : 1.0f;
-    for (int c = 0; c < 3; ++c) {
-      const float v = sample(c);
-      rgb[c] = round_u8(fill ? add(mul(sub(v, op.f[6 + c]), mask), op.f[6 + c]) : v);
-    }
+    grid_sample(static_cast<Interpolation>(op.i[0]), op.i[1] != 0 ? op.f + 6 : nullptr, ix, iy, src, width, height,
+                rgb);
   }
   /// theta holds the image size it was made for; a quarter turn keeps a square image square.
   static void check(const PixelOp& op, int width, int height) {

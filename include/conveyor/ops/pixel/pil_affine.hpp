@@ -33,6 +33,45 @@ namespace conveyor {
 inline namespace v0 {
 namespace ops::pixel {
 
+/// Geometry.c's COORD: a position's pixel, negatives to -1 (and, where Pillow's int conversion
+/// would overflow or the position is NaN, past any image).
+[[nodiscard]] CONVEYOR_HD inline int pil_coord(double v) noexcept {
+  return v < 0.0 ? -1 : v < 2147483647.0 ? static_cast<int>(v) : INT_MAX;
+}
+
+/// Pixel (sx, sy) of a u8 RGB image, or `fill` outside it (nearest_filter32, then the fill of
+/// Image.transform's new image).
+CONVEYOR_HD inline void pil_pixel(const std::uint8_t* src, int width, int height, int sx, int sy,
+                                  const std::uint8_t fill[3], std::uint8_t* rgb) noexcept {
+  const std::uint8_t* s =
+      sx < 0 || sx >= width || sy < 0 || sy >= height ? fill : src + (std::int64_t{sy} * width + sx) * 3;
+  for (int c = 0; c < 3; ++c) rgb[c] = s[c];
+}
+
+/// Geometry.c's bilinear_filter32RGB at source position (xx, yy), `fill` outside [0, size): the
+/// two rows blended in double from the pixel at `position - 0.5` (edges clamped), truncated.
+CONVEYOR_HD inline void pil_bilinear(const std::uint8_t* src, int width, int height, double xx, double yy,
+                                     const std::uint8_t fill[3], std::uint8_t* rgb) noexcept {
+  using namespace exact;
+  if (!(xx >= 0.0 && xx < static_cast<double>(width) && yy >= 0.0 && yy < static_cast<double>(height)))
+    return pil_pixel(src, width, height, -1, -1, fill, rgb);
+  xx = sub(xx, 0.5);
+  yy = sub(yy, 0.5);
+  const int x0 = static_cast<int>(::floor(xx)), y0 = static_cast<int>(::floor(yy));
+  const double dx = sub(xx, static_cast<double>(x0)), dy = sub(yy, static_cast<double>(y0));
+  const auto clip = [](int v, int size) { return v < 0 ? 0 : v < size ? v : size - 1; };
+  const std::uint8_t* top = src + std::int64_t{clip(y0, height)} * width * 3;
+  const std::uint8_t* below = y0 + 1 >= 0 && y0 + 1 < height ? src + std::int64_t{y0 + 1} * width * 3 : nullptr;
+  const int left = clip(x0, width) * 3, right = clip(x0 + 1, width) * 3;
+  const auto lerp = [&](const std::uint8_t* row, int c) {
+    return add(static_cast<double>(row[left + c]), mul(static_cast<double>(row[right + c] - row[left + c]), dx));
+  };
+  for (int c = 0; c < 3; ++c) {
+    const double v1 = lerp(top, c), v2 = below ? lerp(below, c) : v1;
+    rgb[c] = static_cast<std::uint8_t>(add(v1, mul(sub(v2, v1), dy)));
+  }
+}
+
 struct PilAffine {
   static constexpr std::int32_t code = 23;
   static constexpr OpKind kind = OpKind::neighbourhood;
@@ -47,23 +86,12 @@ struct PilAffine {
   struct Prepared {};
   CONVEYOR_HD static void prepare(const PixelOp&, int, int, Prepared&) noexcept {}
 
-  /// Geometry.c's COORD: a position's pixel, negatives to -1 (and, where Pillow's int conversion
-  /// would overflow, past any image).
-  [[nodiscard]] CONVEYOR_HD static int coord(double v) noexcept {
-    return v < 0.0 ? -1 : v < 2147483647.0 ? static_cast<int>(v) : INT_MAX;
-  }
-
   CONVEYOR_HD static void apply(const PixelOp& op, const Prepared&, const std::uint8_t* src, int width, int height,
                                 int x, int y, std::uint8_t* rgb) noexcept {
     using namespace exact;
-    const auto take = [&](int sx, int sy) {
-      if (sx < 0 || sx >= width || sy < 0 || sy >= height) {
-        for (int c = 0; c < 3; ++c) rgb[c] = static_cast<std::uint8_t>(op.f[c]);
-        return;
-      }
-      const std::uint8_t* s = src + (std::int64_t{sy} * width + sx) * 3;
-      for (int c = 0; c < 3; ++c) rgb[c] = s[c];
-    };
+    const std::uint8_t fill[3] = {static_cast<std::uint8_t>(op.f[0]), static_cast<std::uint8_t>(op.f[1]),
+                                  static_cast<std::uint8_t>(op.f[2])};
+    const auto take = [&](int sx, int sy) { pil_pixel(src, width, height, sx, sy, fill, rgb); };
     switch (op.i[0]) {
       case turn: {
         int sx = x, sy = y;
@@ -72,9 +100,9 @@ struct PilAffine {
       }
       case scale: {  // the positions of row y and column x, stepped as Pillow steps them
         double xo = op.d[1], yo = op.d[3];
-        for (int k = 0; k < x; ++k) xo = add(xo, op.d[0]);
-        for (int k = 0; k < y; ++k) yo = add(yo, op.d[2]);
-        return take(coord(xo), coord(yo));
+        for (unsigned k = 0; k < static_cast<unsigned>(x); ++k) xo = add(xo, op.d[0]);
+        for (unsigned k = 0; k < static_cast<unsigned>(y); ++k) yo = add(yo, op.d[2]);
+        return take(pil_coord(xo), pil_coord(yo));
       }
       case fixed: {
         const std::int64_t xx = op.i[3] + std::int64_t{y} * op.i[2] + std::int64_t{x} * op.i[1];
@@ -83,33 +111,16 @@ struct PilAffine {
       }
       case stepped: {
         double xx = op.d[2], yy = op.d[5];
-        for (int k = 0; k < y; ++k) xx = add(xx, op.d[1]), yy = add(yy, op.d[4]);
-        for (int k = 0; k < x; ++k) xx = add(xx, op.d[0]), yy = add(yy, op.d[3]);
-        return take(coord(xx), coord(yy));
+        for (unsigned k = 0; k < static_cast<unsigned>(y); ++k) xx = add(xx, op.d[1]), yy = add(yy, op.d[4]);
+        for (unsigned k = 0; k < static_cast<unsigned>(x); ++k) xx = add(xx, op.d[0]), yy = add(yy, op.d[3]);
+        return take(pil_coord(xx), pil_coord(yy));
       }
       default: break;
     }
     // bilinear: affine_transform, then bilinear_filter32RGB
     const double xin = static_cast<double>(x) + 0.5, yin = static_cast<double>(y) + 0.5;
-    double xx = add(add(mul(op.d[0], xin), mul(op.d[1], yin)), op.d[2]);
-    double yy = add(add(mul(op.d[3], xin), mul(op.d[4], yin)), op.d[5]);
-    if (!(xx >= 0.0 && xx < static_cast<double>(width) && yy >= 0.0 && yy < static_cast<double>(height)))
-      return take(-1, -1);
-    xx = sub(xx, 0.5);
-    yy = sub(yy, 0.5);
-    const int x0 = static_cast<int>(::floor(xx)), y0 = static_cast<int>(::floor(yy));
-    const double dx = sub(xx, static_cast<double>(x0)), dy = sub(yy, static_cast<double>(y0));
-    const auto clip = [](int v, int size) { return v < 0 ? 0 : v < size ? v : size - 1; };
-    const std::uint8_t* top = src + std::int64_t{clip(y0, height)} * width * 3;
-    const std::uint8_t* below = y0 + 1 >= 0 && y0 + 1 < height ? src + std::int64_t{y0 + 1} * width * 3 : nullptr;
-    const int left = clip(x0, width) * 3, right = clip(x0 + 1, width) * 3;
-    const auto lerp = [&](const std::uint8_t* row, int c) {
-      return add(static_cast<double>(row[left + c]), mul(static_cast<double>(row[right + c] - row[left + c]), dx));
-    };
-    for (int c = 0; c < 3; ++c) {
-      const double v1 = lerp(top, c), v2 = below ? lerp(below, c) : v1;
-      rgb[c] = static_cast<std::uint8_t>(add(v1, mul(sub(v2, v1), dy)));
-    }
+    pil_bilinear(src, width, height, add(add(mul(op.d[0], xin), mul(op.d[1], yin)), op.d[2]),
+                 add(add(mul(op.d[3], xin), mul(op.d[4], yin)), op.d[5]), fill, rgb);
   }
 
   /// The record holds the size it was made for; a quarter turn keeps a square image square.

@@ -32,6 +32,7 @@
 #include <conveyor/ops/pixel/invert.hpp>
 #include <conveyor/ops/pixel/op.hpp>
 #include <conveyor/ops/pixel/permute_channels.hpp>
+#include <conveyor/ops/pixel/perspective.hpp>
 #include <conveyor/ops/pixel/pil_adjust_brightness.hpp>
 #include <conveyor/ops/pixel/pil_adjust_contrast.hpp>
 #include <conveyor/ops/pixel/pil_adjust_hue.hpp>
@@ -39,6 +40,7 @@
 #include <conveyor/ops/pixel/pil_adjust_sharpness.hpp>
 #include <conveyor/ops/pixel/pil_affine.hpp>
 #include <conveyor/ops/pixel/pil_autocontrast.hpp>
+#include <conveyor/ops/pixel/pil_perspective.hpp>
 #include <conveyor/ops/pixel/pil_rgb_to_grayscale.hpp>
 #include <conveyor/ops/pixel/posterize.hpp>
 #include <conveyor/ops/pixel/rgb_to_grayscale.hpp>
@@ -57,7 +59,7 @@ struct OpList {};
 using PixelOps = OpList<AdjustBrightness, AdjustContrast, AdjustSaturation, AdjustHue, RgbToGrayscale, Invert,
                         Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip,
                         PilAdjustBrightness, PilAdjustSaturation, PilAdjustContrast, PilAdjustSharpness, PilAdjustHue,
-                        PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels>;
+                        PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels, Perspective, PilPerspective>;
 
 namespace detail {
 
