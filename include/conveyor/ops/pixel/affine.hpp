@@ -149,6 +149,18 @@ CONVEYOR_HD inline void grid_sample(Interpolation interpolation, const float* fi
   }
 }
 
+/// torchvision's `theta^T / (W / 2, H / 2)` of a 2 x 3 float32 `theta` (row-major), as its grids
+/// make it: r[2k + j] weighs base coordinate k for grid axis j; and float32(W) / 2, float32(H) / 2.
+CONVEYOR_HD inline void scale_theta(const float* theta, int width, int height, float r[6], float half_size[2]) noexcept {
+  const float half_w = exact::mul(0.5f, static_cast<float>(width)), half_h = exact::mul(0.5f, static_cast<float>(height));
+  for (int k = 0; k < 3; ++k) {
+    r[2 * k] = exact::div(theta[k], half_w);
+    r[2 * k + 1] = exact::div(theta[3 + k], half_h);
+  }
+  half_size[0] = exact::div(static_cast<float>(width), 2.0f);
+  half_size[1] = exact::div(static_cast<float>(height), 2.0f);
+}
+
 struct Affine {
   static constexpr std::int32_t code = 13;
   static constexpr OpKind kind = OpKind::neighbourhood;
@@ -160,13 +172,7 @@ struct Affine {
     float half_size[2];  ///< float32(W) / 2, float32(H) / 2
   };
   CONVEYOR_HD static void prepare(const PixelOp& op, int width, int height, Prepared& p) noexcept {
-    const float half_w = exact::mul(0.5f, static_cast<float>(width)), half_h = exact::mul(0.5f, static_cast<float>(height));
-    for (int k = 0; k < 3; ++k) {
-      p.r[2 * k] = exact::div(op.f[k], half_w);
-      p.r[2 * k + 1] = exact::div(op.f[3 + k], half_h);
-    }
-    p.half_size[0] = exact::div(static_cast<float>(width), 2.0f);
-    p.half_size[1] = exact::div(static_cast<float>(height), 2.0f);
+    scale_theta(op.f, width, height, p.r, p.half_size);
   }
   CONVEYOR_HD static void apply(const PixelOp& op, const Prepared& p, const std::uint8_t* src, int width, int height,
                                 int x, int y, std::uint8_t* rgb) noexcept {

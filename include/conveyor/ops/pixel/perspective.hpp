@@ -110,14 +110,8 @@ struct Perspective {
     float fill[3];
   };
   CONVEYOR_HD static void prepare(const PixelOp& op, int width, int height, Prepared& p) noexcept {
-    const float half_w = exact::mul(0.5f, static_cast<float>(width)), half_h = exact::mul(0.5f, static_cast<float>(height));
-    for (int k = 0; k < 3; ++k) {
-      p.r[2 * k] = exact::div(op.f[k], half_w);
-      p.r[2 * k + 1] = exact::div(op.f[3 + k], half_h);
-      p.fill[k] = static_cast<float>(op.d[k]);
-    }
-    p.half_size[0] = exact::div(static_cast<float>(width), 2.0f);
-    p.half_size[1] = exact::div(static_cast<float>(height), 2.0f);
+    scale_theta(op.f, width, height, p.r, p.half_size);
+    for (int c = 0; c < 3; ++c) p.fill[c] = static_cast<float>(op.d[c]);
   }
   CONVEYOR_HD static void apply(const PixelOp& op, const Prepared& p, const std::uint8_t* src, int width, int height,
                                 int x, int y, std::uint8_t* rgb) noexcept {

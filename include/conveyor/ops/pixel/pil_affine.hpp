@@ -40,18 +40,21 @@ namespace ops::pixel {
 }
 
 /// Pixel (sx, sy) of a u8 RGB image, or `fill` outside it (nearest_filter32, then the fill of
-/// Image.transform's new image).
-CONVEYOR_HD inline void pil_pixel(const std::uint8_t* src, int width, int height, int sx, int sy,
-                                  const std::uint8_t fill[3], std::uint8_t* rgb) noexcept {
-  const std::uint8_t* s =
-      sx < 0 || sx >= width || sy < 0 || sy >= height ? fill : src + (std::int64_t{sy} * width + sx) * 3;
+/// Image.transform's new image: three integers, as float32 in a record).
+CONVEYOR_HD inline void pil_pixel(const std::uint8_t* src, int width, int height, int sx, int sy, const float* fill,
+                                  std::uint8_t* rgb) noexcept {
+  if (sx < 0 || sx >= width || sy < 0 || sy >= height) {
+    for (int c = 0; c < 3; ++c) rgb[c] = static_cast<std::uint8_t>(fill[c]);
+    return;
+  }
+  const std::uint8_t* s = src + (std::int64_t{sy} * width + sx) * 3;
   for (int c = 0; c < 3; ++c) rgb[c] = s[c];
 }
 
 /// Geometry.c's bilinear_filter32RGB at source position (xx, yy), `fill` outside [0, size): the
 /// two rows blended in double from the pixel at `position - 0.5` (edges clamped), truncated.
 CONVEYOR_HD inline void pil_bilinear(const std::uint8_t* src, int width, int height, double xx, double yy,
-                                     const std::uint8_t fill[3], std::uint8_t* rgb) noexcept {
+                                     const float* fill, std::uint8_t* rgb) noexcept {
   using namespace exact;
   if (!(xx >= 0.0 && xx < static_cast<double>(width) && yy >= 0.0 && yy < static_cast<double>(height)))
     return pil_pixel(src, width, height, -1, -1, fill, rgb);
@@ -89,9 +92,7 @@ struct PilAffine {
   CONVEYOR_HD static void apply(const PixelOp& op, const Prepared&, const std::uint8_t* src, int width, int height,
                                 int x, int y, std::uint8_t* rgb) noexcept {
     using namespace exact;
-    const std::uint8_t fill[3] = {static_cast<std::uint8_t>(op.f[0]), static_cast<std::uint8_t>(op.f[1]),
-                                  static_cast<std::uint8_t>(op.f[2])};
-    const auto take = [&](int sx, int sy) { pil_pixel(src, width, height, sx, sy, fill, rgb); };
+    const auto take = [&](int sx, int sy) { pil_pixel(src, width, height, sx, sy, op.f, rgb); };
     switch (op.i[0]) {
       case turn: {
         int sx = x, sy = y;
@@ -120,7 +121,7 @@ struct PilAffine {
     // bilinear: affine_transform, then bilinear_filter32RGB
     const double xin = static_cast<double>(x) + 0.5, yin = static_cast<double>(y) + 0.5;
     pil_bilinear(src, width, height, add(add(mul(op.d[0], xin), mul(op.d[1], yin)), op.d[2]),
-                 add(add(mul(op.d[3], xin), mul(op.d[4], yin)), op.d[5]), fill, rgb);
+                 add(add(mul(op.d[3], xin), mul(op.d[4], yin)), op.d[5]), op.f, rgb);
   }
 
   /// The record holds the size it was made for; a quarter turn keeps a square image square.

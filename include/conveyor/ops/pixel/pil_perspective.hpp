@@ -35,16 +35,14 @@ struct PilPerspective {
   CONVEYOR_HD static void apply(const PixelOp& op, const Prepared&, const std::uint8_t* src, int width, int height,
                                 int x, int y, std::uint8_t* rgb) noexcept {
     using namespace exact;
-    const std::uint8_t fill[3] = {static_cast<std::uint8_t>(op.f[0]), static_cast<std::uint8_t>(op.f[1]),
-                                  static_cast<std::uint8_t>(op.f[2])};
     const double xin = static_cast<double>(x) + 0.5, yin = static_cast<double>(y) + 0.5;
     const double den = add(add(mul(static_cast<double>(op.f[3]), xin), mul(static_cast<double>(op.f[4]), yin)), 1.0);
     const double xx = div(add(add(mul(op.d[0], xin), mul(op.d[1], yin)), op.d[2]), den);
     const double yy = div(add(add(mul(op.d[3], xin), mul(op.d[4], yin)), op.d[5]), den);
     if (op.i[0] == static_cast<std::int32_t>(Interpolation::nearest))
-      pil_pixel(src, width, height, pil_coord(xx), pil_coord(yy), fill, rgb);
+      pil_pixel(src, width, height, pil_coord(xx), pil_coord(yy), op.f, rgb);
     else
-      pil_bilinear(src, width, height, xx, yy, fill, rgb);
+      pil_bilinear(src, width, height, xx, yy, op.f, rgb);
   }
   static void check(const PixelOp& op, int width, int height) {
     detail::expect(op.i[1] == width && op.i[2] == height, name, "the record was made for another image size",
