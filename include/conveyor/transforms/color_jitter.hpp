@@ -69,6 +69,28 @@ class Jitter {
   double a_ = 0, b_ = 0;
 };
 
+namespace detail {
+
+/// Adds adjustment `k` (0 brightness, 1 contrast, 2 saturation, 3 hue) by `factor` to the program,
+/// Pillow's op on a PIL image, and describes it as torchvision's call.
+inline void add_colour_adjustment(ProgramDraw& d, int position, int k, double factor) {
+  namespace px = ops::pixel;
+  static constexpr const char* functions[4] = {"adjust_brightness", "adjust_contrast", "adjust_saturation",
+                                               "adjust_hue"};
+  static constexpr const char* arguments[4] = {"brightness_factor", "contrast_factor", "saturation_factor",
+                                               "hue_factor"};
+  const bool pil = d.pil(position);
+  switch (k) {
+    case 0: d.add(pil ? px::pil::adjust_brightness(factor) : px::adjust_brightness(factor)); break;
+    case 1: d.add(pil ? px::pil::adjust_contrast(factor) : px::adjust_contrast(factor)); break;
+    case 2: d.add(pil ? px::pil::adjust_saturation(factor) : px::adjust_saturation(factor)); break;
+    default: d.add(pil ? px::pil::adjust_hue(factor) : px::adjust_hue(factor)); break;
+  }
+  if (d.describing()) d.describe({functions[k], {DrawnArg::number(arguments[k], factor)}});
+}
+
+}  // namespace detail
+
 struct ColorJitter {
   static constexpr const char* name = "ColorJitter";
   static constexpr const char* summary =
@@ -102,29 +124,8 @@ struct ColorJitter {
     double factor[4] = {};
     for (int k = 0; k < 4; ++k)
       if (r[std::size_t(k)]) factor[k] = uniform_float32(rng, (*r[std::size_t(k)])[0], (*r[std::size_t(k)])[1]);
-    static constexpr const char* functions[4] = {"adjust_brightness", "adjust_contrast", "adjust_saturation",
-                                                 "adjust_hue"};
-    static constexpr const char* arguments[4] = {"brightness_factor", "contrast_factor", "saturation_factor",
-                                                 "hue_factor"};
-    for (const int k : order) {
-      if (!r[std::size_t(k)]) continue;
-      if (d.pil(position)) {
-        switch (k) {
-          case 0: d.add(ops::pixel::pil::adjust_brightness(factor[k])); break;
-          case 1: d.add(ops::pixel::pil::adjust_contrast(factor[k])); break;
-          case 2: d.add(ops::pixel::pil::adjust_saturation(factor[k])); break;
-          default: d.add(ops::pixel::pil::adjust_hue(factor[k])); break;
-        }
-      } else {
-        switch (k) {
-          case 0: d.add(ops::pixel::adjust_brightness(factor[k])); break;
-          case 1: d.add(ops::pixel::adjust_contrast(factor[k])); break;
-          case 2: d.add(ops::pixel::adjust_saturation(factor[k])); break;
-          default: d.add(ops::pixel::adjust_hue(factor[k])); break;
-        }
-      }
-      if (d.describing()) d.describe({functions[k], {DrawnArg::number(arguments[k], factor[k])}});
-    }
+    for (const int k : order)
+      if (r[std::size_t(k)]) detail::add_colour_adjustment(d, position, k, factor[k]);
   }
 };
 
