@@ -27,6 +27,7 @@
 #include <conveyor/transforms/random_horizontal_flip.hpp>
 #include <conveyor/transforms/random_invert.hpp>
 #include <conveyor/transforms/random_perspective.hpp>
+#include <conveyor/transforms/random_photometric_distort.hpp>
 #include <conveyor/transforms/random_posterize.hpp>
 #include <conveyor/transforms/random_rotation.hpp>
 #include <conveyor/transforms/random_solarize.hpp>
@@ -52,7 +53,7 @@ using PixelTransforms =
                   RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                   GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
                   RandomErasing, RandomApply, RandomChoice, RandomOrder, Identity,
-                  RandomChannelPermutation, RandomPerspective>;
+                  RandomChannelPermutation, RandomPerspective, RandomPhotometricDistort>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;
