@@ -63,6 +63,10 @@ PIPELINES = {
         v2.RandomRotation(30, interpolation=v2.InterpolationMode.BILINEAR, fill=(10, 200, 40)),
         v2.GaussianBlur(7, sigma=(0.5, 3.0)), v2.RandomAdjustSharpness(2.5, p=0.7), v2.RandomAutocontrast(0.6),
         v2.RandomEqualize(0.6), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True)]),
+    "photometric distortion": lambda: v2.Compose([
+        v2.RandomResizedCrop(112), v2.RandomPhotometricDistort(),
+        v2.RandomPhotometricDistort(brightness=(0.5, 1.5), saturation=(0.0, 2.0), hue=(-0.3, 0.3), p=0.8),
+        v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]),
     "perspective": lambda: v2.Compose([
         v2.Resize(150), v2.CenterCrop(144), v2.RandomPerspective(0.6, p=0.8), v2.RandomHorizontalFlip(),
         v2.RandomPerspective(0.3, p=0.6, interpolation=v2.InterpolationMode.NEAREST, fill=(10, 200, 40)),

@@ -130,6 +130,9 @@ PIPELINES = {
         v2.RandomResizedCrop(112), v2.TrivialAugmentWide(), v2.RandAugment(), v2.AutoAugment(),
         v2.RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5), v2.RandomPerspective(0.4), v2.ToImage(),
         v2.RandomPerspective(0.3, p=0.7), v2.ToDtype(torch.float32, scale=True)]),
+    "v2 photometric distortion on PIL images, then tensors": lambda: v2.Compose([
+        v2.RandomResizedCrop(112), v2.RandomPhotometricDistort(p=0.7), v2.ToImage(),
+        v2.RandomPhotometricDistort(contrast=(0.2, 1.8), hue=(-0.5, 0.5), p=0.6), v2.ToDtype(torch.float32, scale=True)]),
     "v1 perspective": lambda: v1.Compose([
         v1.RandomResizedCrop(112), v1.RandomPerspective(0.5, p=0.8), v1.RandomHorizontalFlip(),
         v1.RandomPerspective(0.3, p=0.6, interpolation=v1.InterpolationMode.NEAREST, fill=(10, 20, 30)),

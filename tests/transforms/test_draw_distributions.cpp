@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <string>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -466,4 +467,50 @@ TEST_CASE("RandomPerspective's corners are uniform on v2's ranges (_geometry.py'
   // no distortion: the identity map, coefficients (1, 0, 0, 0, 1, 0, 0, 0)
   for (const auto& c : described({RandomPerspective{.distortion_scale = 0.0, .p = 1.0}}, width, height))
     CHECK(std::get<std::vector<double>>(c[0].args.at(2).value) == std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0});
+}
+
+TEST_CASE("RandomPhotometricDistort draws each adjustment and the permutation with probability p, factors uniform, "
+          "the contrast before or after with even odds (_color.py's RandomPhotometricDistort.make_params)",
+          "[transforms][distribution]") {
+  const RandomPhotometricDistort t{.brightness = {0.6, 1.4}, .contrast = {0.3, 1.7}, .saturation = {0.2, 1.2},
+                                   .hue = {-0.3, 0.1}, .p = 0.35};
+  const std::array<const char*, 4> functions{"adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue"};
+  const std::array<const char*, 4> arguments{"brightness_factor", "contrast_factor", "saturation_factor", "hue_factor"};
+  const std::array<std::array<double, 2>, 4> ranges{t.brightness, t.contrast, t.saturation, t.hue};
+  // transform()'s order, with the contrast before saturation and hue or after them
+  const std::vector<std::string> before{"adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue",
+                                        "permute_channels"};
+  const std::vector<std::string> after{"adjust_brightness", "adjust_saturation", "adjust_hue", "adjust_contrast",
+                                       "permute_channels"};
+  const auto in_order = [](const std::vector<std::string>& calls, const std::vector<std::string>& order) {
+    std::size_t at = 0;
+    for (const std::string& f : calls) {
+      while (at < order.size() && order[at] != f) ++at;
+      if (at++ == order.size()) return false;
+    }
+    return true;
+  };
+  std::array<std::vector<double>, 4> factors;
+  std::size_t permuted = 0, told_apart = 0, contrast_first = 0;
+  for (const auto& calls : described({t})) {
+    std::vector<std::string> names;
+    for (const DrawnCall& c : calls) names.push_back(c.function);
+    for (std::size_t k = 0; k < 4; ++k)
+      for (const DrawnCall& c : calls)
+        if (c.function == functions[k]) factors[k].push_back(number(c, arguments[k]));
+    permuted += std::count(names.begin(), names.end(), "permute_channels");
+    const bool first = in_order(names, before), last = in_order(names, after);
+    CHECK((first || last));
+    if (first != last) ++told_apart, contrast_first += first;  // the contrast with saturation or hue
+  }
+  for (std::size_t k = 0; k < 4; ++k) {
+    INFO(functions[k] << ": " << factors[k].size() << " of " << draws);
+    CHECK(binomial_fits(factors[k].size(), draws, 0.35));
+    CHECK(ks_uniform(factors[k], ranges[k][0], ranges[k][1]) < ks_bound(factors[k].size(), alpha));
+    CHECK(all_float32(factors[k]));
+  }
+  CHECK(binomial_fits(permuted, draws, 0.35));
+  INFO(contrast_first << " of " << told_apart << " with the contrast first");
+  CHECK(binomial_fits(told_apart, draws, 0.35 * (1 - 0.65 * 0.65)));
+  CHECK(binomial_fits(contrast_first, told_apart, 0.5));
 }
