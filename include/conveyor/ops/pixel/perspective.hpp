@@ -98,6 +98,25 @@ using Corners = std::array<std::array<std::int64_t, 2>, 4>;
   return out;
 }
 
+namespace detail {
+
+/// A record's interpolation: nearest (0) or bilinear (1).
+inline void expect_interpolation(std::int32_t mode, const char* op) {
+  expect(mode == static_cast<std::int32_t>(Interpolation::nearest) ||
+             mode == static_cast<std::int32_t>(Interpolation::bilinear),
+         op, "interpolation is nearest (0) or bilinear (1)", mode);
+}
+
+/// perspective's checks of its coefficients, fill and image size (both ops').
+inline void expect_perspective(const std::array<float, 8>& c, const std::optional<std::array<double, 3>>& fill,
+                               int width, int height) {
+  expect(width > 0 && height > 0, "perspective", "the image size must be positive", width > 0 ? height : width);
+  for (const float v : c) expect(std::isfinite(v), "perspective", "the coefficients must be finite", v);
+  expect_fill(fill);
+}
+
+}  // namespace detail
+
 struct Perspective {
   static constexpr std::int32_t code = 25;
   static constexpr OpKind kind = OpKind::neighbourhood;
@@ -128,9 +147,7 @@ struct Perspective {
   static void check(const PixelOp& op, int width, int height) {
     detail::expect(op.i[2] == width && op.i[3] == height, name, "the record was made for another image size",
                    op.i[2] == width ? op.i[3] : op.i[2]);
-    detail::expect(op.i[0] == static_cast<std::int32_t>(Interpolation::nearest) ||
-                       op.i[0] == static_cast<std::int32_t>(Interpolation::bilinear),
-                   name, "interpolation is nearest (0) or bilinear (1)", op.i[0]);
+    detail::expect_interpolation(op.i[0], name);
   }
 };
 
@@ -139,10 +156,7 @@ struct Perspective {
 /// @throws ConfigError unless the coefficients are finite, the fill in [0, 255] and the size positive.
 [[nodiscard]] inline PixelOp perspective(const std::array<float, 8>& c, Interpolation interpolation,
                                          const std::optional<std::array<double, 3>>& fill, int width, int height) {
-  detail::expect(width > 0 && height > 0, Perspective::name, "the image size must be positive",
-                 width > 0 ? height : width);
-  for (const float v : c) detail::expect(std::isfinite(v), Perspective::name, "the coefficients must be finite", v);
-  detail::expect_fill(fill);
+  detail::expect_perspective(c, fill, width, height);
   PixelOp op{.code = Perspective::code};
   op.i[0] = static_cast<std::int32_t>(interpolation);
   op.i[1] = fill ? 1 : 0;

@@ -47,9 +47,7 @@ struct PilPerspective {
   static void check(const PixelOp& op, int width, int height) {
     detail::expect(op.i[1] == width && op.i[2] == height, name, "the record was made for another image size",
                    op.i[1] == width ? op.i[2] : op.i[1]);
-    detail::expect(op.i[0] == static_cast<std::int32_t>(Interpolation::nearest) ||
-                       op.i[0] == static_cast<std::int32_t>(Interpolation::bilinear),
-                   name, "interpolation is nearest (0) or bilinear (1)", op.i[0]);
+    detail::expect_interpolation(op.i[0], name);
   }
 };
 
@@ -60,10 +58,10 @@ namespace pil {
 /// @throws ConfigError as `ops::pixel::perspective` does.
 [[nodiscard]] inline PixelOp perspective(const std::array<float, 8>& c, Interpolation interpolation,
                                          const std::optional<std::array<double, 3>>& fill, int width, int height) {
-  const PixelOp checked = ops::pixel::perspective(c, interpolation, fill, width, height);
+  detail::expect_perspective(c, fill, width, height);
   PixelOp op{.code = PilPerspective::code};
   pil_detail::set_fill(op, fill);
-  op.i[0] = checked.i[0];
+  op.i[0] = static_cast<std::int32_t>(interpolation);
   op.i[1] = width;
   op.i[2] = height;
   for (std::size_t k = 0; k < 6; ++k) op.d[k] = c[k];
