@@ -7,8 +7,10 @@
 /// Each block makes a 32 x 64 tile of one sample. Usually (source scale <= 3.5 on both axes; DCT-
 /// scaled decoding leaves at most 2) it runs separably like the CPU: the horizontal pass of every
 /// source row the tile needs goes to shared memory once, rounded to u8, then each thread combines
-/// the rows of its output pixels (up to four adjacent columns, see `vertical_columns`). Larger
-/// scales, whose rows would not fit, take the per-pixel path; both give the same bits. Every pixel
+/// the rows of its output pixels (up to four adjacent columns, see `vertical_columns`). The other
+/// filters, and larger scales, take the general path (the same two passes with 32-bit weights,
+/// 32 output rows at a time) while their windows fit it, else the per-pixel path; all give the
+/// same bits. Every pixel
 /// of a tile gets the same number of taps (see `TapWindows`), so the tap loops unroll with the
 /// weights in registers. A small kernel lays out the windows and a header per sample once per batch
 /// beforehand (`layout_taps`; the CUDA backend runs it on its load stream, after the upload), so
@@ -25,7 +27,7 @@
 /// a block) measured slower (`benchmarks/LOG.md`).
 ///
 /// Its parts: the tap layout (`augment_layout.cuh`), the separable path (`augment_separable.cuh`),
-/// the per-pixel path (`augment_direct.cuh`) and the store (`augment_store.cuh`); this file holds
+/// the general path (`augment_general.cuh`), the per-pixel path (`augment_direct.cuh`) and the store (`augment_store.cuh`); this file holds
 /// the kernel that picks a path per sample, and its launches.
 
 #include <conveyor/config.hpp>
@@ -37,6 +39,7 @@
 #include <conveyor/core/tensor.hpp>
 #include <conveyor/cuda/error.hpp>
 #include <conveyor/cuda/kernels/augment_direct.cuh>
+#include <conveyor/cuda/kernels/augment_general.cuh>
 #include <conveyor/cuda/kernels/augment_layout.cuh>
 #include <conveyor/cuda/kernels/augment_separable.cuh>
 #include <conveyor/cuda/kernels/augment_store.cuh>
@@ -55,7 +58,8 @@ namespace cuda::kernels {
 
 namespace detail {
 
-inline constexpr std::size_t shared_bytes = std::max(sizeof(SeparableShared), sizeof(DirectShared));
+inline constexpr std::size_t shared_bytes =
+    std::max({sizeof(SeparableShared), sizeof(GeneralShared), sizeof(DirectShared)});
 
 /// Copies one element of `bytes` bytes.
 __device__ inline void copy_element(std::byte* dst, const std::byte* src, std::int64_t i, int bytes) {
@@ -95,6 +99,10 @@ __global__ void __launch_bounds__(block_x* block_y, 6)
                                  windows, table.columns(sample, static_cast<int>(blockIdx.x)),
                                  table.rows(sample, static_cast<int>(blockIdx.y)),
                                  *reinterpret_cast<detail::SeparableShared*>(shared));
+  } else if (h.path == SamplePath::general) {
+    const ops::SamplePlan& p = plans[copies.entry(sample)];
+    detail::general_tile<D, L>(p, h, reinterpret_cast<const std::uint8_t*>(arena + p.src.offset), sample_out, params,
+                               ox, tile_y0, *reinterpret_cast<detail::GeneralShared*>(shared));
   } else if (h.path == SamplePath::direct) {
     const ops::SamplePlan& p = plans[copies.entry(sample)];
     detail::direct_tile<D, L>(p, h, reinterpret_cast<const std::uint8_t*>(arena + p.src.offset), sample_out, params, ox,

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// The fused augmentation kernel's per-pixel path (`augment.cuh`), for source scales above
-/// `separable_scale` and for the filters other than the default (signed or 22-bit weights, 32-bit
+/// The fused augmentation kernel's per-pixel path (`augment.cuh`), for windows wider than the
+/// general path's (`general_taps`), with any filter (signed or 22-bit weights, 32-bit
 /// multiply-adds): each tile lays out its own windows, and each output pixel filters its own rows,
 /// or its own columns first where Pillow would (`ops::vertical_first`).
 
@@ -79,7 +79,7 @@ __device__ __forceinline__ void two_passes(const std::uint8_t* q, const std::uin
 /// The per-pixel path: each output pixel filters its own rows (or columns), as the CPU's loops do
 /// (up to 66 taps an axis: the sums clamp).
 template <DType D, Layout L>
-__device__ void direct_tile(const ops::SamplePlan& p, const SampleHeader& h, const std::uint8_t* src,
+__device__ __noinline__ void direct_tile(const ops::SamplePlan& p, const SampleHeader& h, const std::uint8_t* src,
                             std::byte* out, const ops::OutputParams& params, int ox, int tile_y0, DirectShared& s) {
   const int px = h.precision_x, py = h.precision_y;
   tile_taps(p, px, py, tile_y0, s);

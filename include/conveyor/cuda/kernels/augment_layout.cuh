@@ -39,6 +39,10 @@ inline constexpr double separable_scale = 3.5;
 inline constexpr int separable_taps = 8;
 inline constexpr int separable_pairs = separable_taps / 2;  ///< weights are stored two to a word
 inline constexpr int separable_rows = 232;
+/// The general path (`augment_general.cuh`): a filter half width (support x source scale) up to
+/// `general_support`, so taps up to `general_taps` (2 s + 2).
+inline constexpr int general_taps = 24;
+inline constexpr double general_support = (general_taps - 2) / 2.0;
 /// Tap counts up to this get straight-line code (a source scale up to about 2.5, the usual case
 /// after DCT-scaled decoding); larger ones loop.
 inline constexpr int unrolled_taps = 6;
@@ -142,6 +146,14 @@ __device__ __forceinline__ bool separable(const ops::SamplePlan& p) {
          p.y.scale <= separable_scale;
 }
 
+/// Whether a sample that is not separable takes the general path: every window fits `general_taps`.
+__device__ __forceinline__ bool general(const ops::SamplePlan& p) {
+  const auto support = [](const ops::AxisPlan& a) {
+    return ops::filter_support(a.filter) * (a.scale >= 1.0 && !ops::unwidened(a.filter) ? a.scale : 1.0);
+  };
+  return max(support(p.x), support(p.y)) <= general_support;
+}
+
 }  // namespace detail
 
 /// The windows of one tile's `N` columns (`N` = block_x) or rows (`N` = tile_rows) on the
@@ -161,7 +173,8 @@ static_assert(offsetof(RowTile, pairs) % 16 == 0 && offsetof(ColumnTile, pairs) 
 
 /// How `augment_batch` makes a sample.
 enum class SamplePath : std::uint8_t {
-  separable,    ///< source scale <= separable_scale on both axes
+  separable,    ///< the default filter, source scale <= separable_scale on both axes
+  general,      ///< any other filter (or scale) whose windows fit `general_taps`
   direct,       ///< per pixel, laying out its own windows
   precomputed,  ///< finished on the CPU: copied
 };
@@ -247,7 +260,9 @@ __global__ void __launch_bounds__(block_x* Warps)
                             static_cast<std::int32_t>(p.src.y_stride),
                             p.out_width,
                             p.out_height,
-                            separable ? SamplePath::separable : SamplePath::direct,
+                            separable            ? SamplePath::separable
+                            : detail::general(p) ? SamplePath::general
+                                                 : SamplePath::direct,
                             p.flip != 0,
                             static_cast<std::uint8_t>(precision[0]),
                             static_cast<std::uint8_t>(precision[1]),

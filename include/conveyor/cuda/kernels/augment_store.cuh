@@ -112,12 +112,13 @@ __device__ __forceinline__ void store_pixels(std::byte* out, const ops::OutputPa
   }
 }
 
-/// A thread's output pixels of the tile: `Cols` adjacent columns from `ox` (a multiple of `Cols`),
-/// rows `row`, `row + step`, ... where `step` is the rows between a thread's (`Cols * block_y`).
+/// A thread's output pixels of the tile's `Rows` rows from `tile_y0`: `Cols` adjacent columns from
+/// `ox` (a multiple of `Cols`), rows `row`, `row + step`, ... where `step` is the rows between a
+/// thread's (`Cols * block_y`).
 /// `combine(t, v)` sets row `t`'s pixels (three output sums each, see `output_start`), which are
 /// then flipped as planned (mirrored columns, rows or both) and stored; where the output width is a multiple of `Cols` the pixels
 /// (flipped or not) are an aligned run, stored together.
-template <int Cols, DType D, Layout L, class Combine>
+template <int Cols, DType D, Layout L, int Rows = tile_rows, class Combine>
 __device__ __forceinline__ void output_columns(const SampleHeader& h, const ops::OutputParams& params,
                                                std::byte* out, int ox, int row, int tile_y0, Combine&& combine) {
   static_assert(Cols == 1 || Cols == 2 || Cols == 4, "one column, a pair or four");
@@ -128,7 +129,7 @@ __device__ __forceinline__ void output_columns(const SampleHeader& h, const ops:
     store_pixel<D>(out, params, L == Layout::NCHW ? pixel : pixel * 3, channel_step, v);
   };
 #pragma unroll
-  for (int k = 0; k < tile_rows / step; ++k) {
+  for (int k = 0; k < Rows / step; ++k) {
     const int t = row + k * step;
     const int oy = tile_y0 + t;
     if (oy >= h.out_height) break;
