@@ -172,8 +172,11 @@ if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats 
   python_wanted=1
   if ! python3 -c 'import conveyor._conveyor' 2> /dev/null; then
     # check builds it beside the GPU's tests; the other parts need it first
+    # the libjpeg and libpng the main build found: the carried libjpeg's library beside the machine's
+    # header (found through the prefix) fails the package's version check
     install=(env CMAKE_PREFIX_PATH="$deps/usr" python3 -m pip install --no-build-isolation --no-index --no-deps .
              --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90)
+    for define in "${jpeg[@]}"; do install+=("--config-settings=cmake.define.${define#-D}"); done
     if [ "$part" = check ] || [ "$part" = all ]; then bg_step python_install "${install[@]}"; else step python_install "${install[@]}"; fi
   fi
 fi
