@@ -91,7 +91,9 @@ def _ours(t: Any, where: str) -> Any:
                                     f"(docs/transforms.md and the README's 'Your own torchvision pipeline' "
                                     f"list what it runs)")
     # `v1` is conveyor's: which of torchvision's classes it is
-    args = {f.name: _is_v1(t) if f.name == "v1" else getattr(t, f.name) for f in dataclasses.fields(ours)}
+    # `image` is conveyor's: the dtype GaussianNoise meets, set from its place (`_compile`)
+    args = {f.name: _is_v1(t) if f.name == "v1" else f.default if (name, f.name) == ("GaussianNoise", "image")
+            else getattr(t, f.name) for f in dataclasses.fields(ours)}
     if name == "RandomCrop" and not _is_v1(t) and args["padding"] is not None:
         left, right, top, bottom = args["padding"]  # how v2 keeps it; F.pad's order is (l, t, r, b)
         args["padding"] = [left, top, right, bottom]
@@ -170,6 +172,21 @@ def _from_v1(t: Any) -> bool:
 def _erases(t: Any) -> bool:
     """Whether `t` is, or holds, a RandomErasing."""
     return isinstance(t, T.RandomErasing) or any(_erases(s) for s in getattr(t, "transforms", ()))
+
+
+def _noise_on(t: Any, image: str) -> Any:
+    """`t` with every GaussianNoise it is or holds adding noise to the `image` ("uint8", "float32")."""
+    if isinstance(t, T.GaussianNoise):
+        return dataclasses.replace(t, image=image)
+    if getattr(t, "transforms", None):
+        return dataclasses.replace(t, transforms=[_noise_on(s, image) for s in t.transforms])
+    return t
+
+
+def _only_noise(t: Any) -> bool:
+    """Whether `t` is a GaussianNoise, or holds nothing but them."""
+    inner = getattr(t, "transforms", None)
+    return isinstance(t, T.GaussianNoise) or bool(inner) and all(_only_noise(s) for s in inner)
 
 
 def _only_erases(t: Any) -> bool:
@@ -316,6 +333,13 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None, five_crop:
                 "Resize(n) and CenterCrop(size) or RandomCrop(size)")
         if isinstance(t, T.RandomHorizontalFlip) and not pixels and a.flip == 0.0:
             a.flip = float(t.p)  # the crop's own flip: no program, today's fused path
+        elif _only_noise(t) and state != "uint8":
+            if state != "float":
+                raise _conveyor.ConfigError(
+                    f"{where} ({name}) after Normalize: conveyor adds noise to the float image between ToDtype and "
+                    "Normalize (or to the uint8 image before ToDtype), as recipes place it; move it before Normalize")
+            pixels.append(_noise_on(t, "float32"))  # torchvision's float arithmetic, on ToDtype's values
+            places.append(where)
         elif _only_erases(t):
             pixels.append(t)
             places.append(where)
@@ -329,7 +353,7 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None, five_crop:
             if state != "uint8":
                 raise _conveyor.ConfigError(f"{where} ({name}) after ToDtype: conveyor runs pixel transforms on "
                                             "uint8 images, as recipes place them; move it before ToDtype")
-            pixels.append(t)
+            pixels.append(_noise_on(t, "uint8"))  # GaussianNoise among them: torchvision's uint8 arithmetic
             places.append(where)
             a.pil_transforms += pil  # they see a PIL image: torchvision's PIL functionals
         elif isinstance(t, T.ToTensor):

@@ -200,6 +200,14 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
     }
     op = pil ? px::pil::perspective(c, a.interpolation(), a.channels("fill"), width, height)
              : px::perspective(c, a.interpolation(), a.channels("fill"), width, height);
+  } else if (name == "gaussian_noise") {  // F.gaussian_noise with conveyor's normal values (`key`)
+    const double mean = a.get<double>("mean", 0.0), sigma = a.get<double>("sigma", 0.1);
+    const bool clip = a.get<bool>("clip", true);
+    const auto key = a.get<std::uint64_t>("key");
+    const std::string image = a.get<std::string>("image", std::string("uint8"));
+    if (image != "uint8" && image != "float32")
+      throw conveyor::ConfigError("gaussian_noise: image must be 'uint8' or 'float32', got '" + image + "'");
+    op = image == "uint8" ? px::gaussian_noise(mean, sigma, clip, key) : px::gaussian_noise_float(mean, sigma, clip, key);
   } else if (name == "erase") {
     const int i = a.get<int>("i"), j = a.get<int>("j"), h = a.get<int>("h"), w = a.get<int>("w");
     if (a.has("key")) op = px::erase_random(i, j, h, w, a.get<std::uint64_t>("key"));
@@ -212,11 +220,12 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
 }
 
 /// `image` (height x width x 3 u8) through the program `ops`, stored as `dtype` and `layout`,
-/// normalised with `mean` and `std` when given (as ImageAugment's Normalize).
+/// normalised with `mean` and `std` when given (as ImageAugment's Normalize; with
+/// `torchvision_rounding`, as ToDtype and Normalize round).
 nb::bytes apply_pixel_program(nb::bytes image, int width, int height,
                               const std::vector<std::pair<std::string, nb::dict>>& ops, const std::string& dtype,
                               const std::string& layout, std::optional<std::vector<float>> mean,
-                              std::optional<std::vector<float>> std_dev, bool pil) {
+                              std::optional<std::vector<float>> std_dev, bool pil, bool torchvision_rounding) {
   if (width <= 0 || height <= 0 || image.size() != std::size_t(width) * std::size_t(height) * 3)
     throw conveyor::ConfigError("_apply_pixel_program: image must hold width x height x 3 bytes");
   px::PixelProgram program;
@@ -227,9 +236,16 @@ nb::bytes apply_pixel_program(nb::bytes image, int width, int height,
   params.layout = conveyor::parse_layout(layout);
   if (mean.has_value() != std_dev.has_value() || (mean && (mean->size() != 3 || std_dev->size() != 3)))
     throw conveyor::ConfigError("_apply_pixel_program: mean and std go together, 3 values each");
-  for (int c = 0; mean && c < 3; ++c) {
-    params.scale[c] = 1.0f / (255.0f * (*std_dev)[c]);
-    params.bias[c] = -(*mean)[c] / (*std_dev)[c];
+  for (int c = 0; (mean || torchvision_rounding) && c < 3; ++c) {
+    const float m = mean ? (*mean)[c] : 0.0f, s = mean ? (*std_dev)[c] : 1.0f;
+    if (torchvision_rounding) {
+      params.scale[c] = static_cast<float>(1.0 / 255.0);
+      params.bias[c] = m;
+      params.divisor[c] = s;
+    } else {
+      params.scale[c] = 1.0f / (255.0f * s);
+      params.bias[c] = -m / s;
+    }
   }
   std::vector<std::uint8_t> pixels(reinterpret_cast<const std::uint8_t*>(image.c_str()),
                                    reinterpret_cast<const std::uint8_t*>(image.c_str()) + image.size());
@@ -254,9 +270,19 @@ void bind_pixel_ops(nb::module_& m) {
         return px::perspective_coefficients({start[0], start[1], start[2], start[3]}, {end[0], end[1], end[2], end[3]});
       },
       "startpoints"_a, "endpoints"_a, "Internal (tests): torchvision's _get_perspective_coeffs, as conveyor solves it.");
+  m.def(
+      "_standard_normals",
+      [](std::uint64_t key, std::size_t count) {
+        std::vector<float> values(count);
+        for (std::size_t k = 0; k < count; ++k) values[k] = px::standard_normal(key, k);
+        return nb::bytes(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+      },
+      "key"_a, "count"_a,
+      "Internal (tests): the first `count` float32 values of conveyor's normal stream `key` (RandomErasing's "
+      "\"random\", GaussianNoise), as a [C, H, W] tensor holds them.");
   m.def("_apply_pixel_program", &apply_pixel_program, "image"_a, "width"_a, "height"_a, "ops"_a, "dtype"_a = "u8",
         "layout"_a = "nhwc", "mean"_a = nb::none(), "std"_a = nb::none(),
-        "pil"_a = false,
+        "pil"_a = false, "torchvision_rounding"_a = false,
         "Internal (tests): one HWC u8 image through pixel ops named as torchvision's functionals (on a PIL image's "
         "semantics with pil=True).");
 }

@@ -9,6 +9,7 @@
 
 #include "support/torchvision_values.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -325,6 +326,55 @@ TEST_CASE("erase covers its rectangle with its values or a keyed normal stream",
   // element (c, y - top, x - left) of torchvision's [C, h, w] tensor: index (c h + y') w + x'
   CHECK(px::Erase::value(random, 2, 6, 4) == px::standard_normal(0x123456789ABCDEF0ull, (2 * 4 + 2) * 5 + 3));
   CHECK(px::Erase::value(random, 2, 6, 4) != px::Erase::value(random, 1, 6, 4));
+}
+
+TEST_CASE("gaussian_noise adds torchvision's noise to uint8 and to float values, from the keyed stream",
+          "[ops][pixel]") {
+  const std::uint64_t key = 0x0FEDCBA987654321ull;
+  const int width = 5, height = 4;
+  const auto normal = [&](int c, int x, int y) { return px::standard_normal(key, std::uint64_t((c * height + y) * width + x)); };
+  // uint8: ((mean * 255) + n * (sigma * 255)).to(int16), added, clamped or wrapped
+  std::vector<std::uint8_t> src(std::size_t(width) * height * 3);
+  for (std::size_t k = 0; k < src.size(); ++k) src[k] = std::uint8_t(k % 3 == 0 ? 2 : (k % 3 == 1 ? 128 : 253));
+  for (const bool clip : {true, false}) {
+    const px::PixelOp op = px::gaussian_noise(0.01, 0.2, clip, key);
+    CHECK(op.f[0] == static_cast<float>(0.01 * 255));
+    CHECK(op.f[1] == static_cast<float>(0.2 * 255));
+    int clamped = 0, wrapped = 0;
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x) {
+        std::uint8_t rgb[3];
+        px::GaussianNoise::apply(op, {}, src.data(), width, height, x, y, rgb);
+        for (int c = 0; c < 3; ++c) {
+          const float noise = ops::exact::add(ops::exact::mul(normal(c, x, y), op.f[1]), op.f[0]);
+          const int sum = src[std::size_t((y * width + x) * 3 + c)] + static_cast<int>(std::trunc(noise));
+          clamped += sum < 0 || sum > 255;
+          wrapped += (sum < 0 || sum > 255) && !clip;
+          CHECK(int(rgb[c]) == (clip ? std::clamp(sum, 0, 255) : ((sum % 256) + 256) % 256));
+        }
+      }
+    CHECK(clamped > 0);  // the edges are met
+    if (!clip) CHECK(wrapped > 0);
+  }
+  // float, between ToDtype and Normalize: mean + n * sigma, added, clamped to [0, 1]
+  const px::PixelOp f = px::gaussian_noise_float(-0.05, 0.3, true, key), loose = px::gaussian_noise_float(-0.05, 0.3, false, key);
+  int outside = 0;
+  for (int c = 0; c < 3; ++c)
+    for (float v : {0.0f, 0.25f, 1.0f}) {
+      const float sum = ops::exact::add(v, ops::exact::add(ops::exact::mul(normal(c, 4, 3), 0.3f), -0.05f));
+      outside += sum < 0.0f || sum > 1.0f;
+      CHECK(px::GaussianNoiseFloat::scaled(loose, c, 4, 3, width, height, v) == sum);
+      CHECK(px::GaussianNoiseFloat::scaled(f, c, 4, 3, width, height, v) == std::clamp(sum, 0.0f, 1.0f));
+    }
+  CHECK(outside > 0);
+  // the normal values stay within the bound the uint8 record's check relies on
+  CHECK(std::abs(px::normal_quantile(5.9604644775390625e-8f)) < px::max_standard_normal);
+  CHECK(std::abs(px::normal_quantile(ops::exact::sub(1.0f, 5.9604644775390625e-8f))) < px::max_standard_normal);
+  CHECK_THROWS_WITH(px::gaussian_noise(0.0, -0.1, true, key), Catch::Contains("sigma must be finite and >= 0"));
+  CHECK_THROWS_WITH(px::gaussian_noise(100.0, 6.0, true, key), Catch::Contains("|mean| + 5.4 sigma must be <= 127"));
+  CHECK_NOTHROW(px::gaussian_noise(-127.0, 0.0, false, key));
+  CHECK_THROWS_WITH(px::gaussian_noise_float(0.0, 1e300, true, key), Catch::Contains("sigma must be finite in float32"));
+  CHECK_THROWS_WITH(px::gaussian_noise_float(NAN, 0.1, true, key), Catch::Contains("mean must be finite"));
 }
 
 TEST_CASE("the normal stream is Philox4x32-10 into Wichura's quantile", "[ops][pixel]") {

@@ -250,6 +250,48 @@ TEST_CASE("the store normalises like store() and erases with the last covering r
   CHECK((u8[0] == 0 && u8[1] == 255 && u8[2] == 7));
 }
 
+TEST_CASE("the store adds the scaled ops' noise between ToDtype's or ToTensor's scaling and Normalize, "
+          "erasing after", "[ops][pixel][program]") {
+  namespace ex = ops::exact;
+  const PixelImage image = conveyor_test::random_pixels(9, 6, 12);
+  const std::uint64_t key = 77;
+  const px::PixelProgram program = program_of({px::gaussian_noise_float(0.02, 0.1, true, key),
+                                               px::erase(1, 2, 3, 4, {0.5, -1.25, 2.0}),
+                                               px::gaussian_noise_float(-0.1, 0.05, false, key + 1)});
+  const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
+  for (const bool divide : {false, true})
+    for (DType dtype : {DType::f32, DType::f16, DType::bf16})
+      for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+        INFO(to_string(dtype) << " " << to_string(layout) << (divide ? ", ToTensor" : ", ToDtype"));
+        ops::OutputParams params;  // torchvision's roundings, as ImageAugment gives them with scaled ops
+        params.dtype = dtype;
+        params.layout = layout;
+        params.divide = divide;
+        for (int c = 0; c < 3; ++c) params.scale[c] = float(1.0 / 255.0), params.bias[c] = mean[c], params.divisor[c] = std[c];
+        const std::size_t esize = dtype_size(dtype);
+        std::vector<std::byte> got(image.pixels.size() * esize), value(esize);
+        ops::cpu::store_pixels(program, image.pixels.data(), 9, 6, params, got.data());
+        int clipped = 0;
+        for (int y = 0; y < 6; ++y)
+          for (int x = 0; x < 9; ++x)
+            for (int c = 0; c < 3; ++c) {
+              const std::int64_t i = ops::element_index(layout, c, y, x, 6, 9);
+              const float u = image.pixels[std::size_t((y * 9 + x) * 3 + c)];
+              const auto index = std::uint64_t((c * 6 + y) * 9 + x);
+              float v = divide ? ex::div(u, 255.0f) : ex::mul(u, float(1.0 / 255.0));
+              const float first = ex::add(v, ex::add(ex::mul(px::standard_normal(key, index), 0.1f), 0.02f));
+              clipped += first < 0.0f || first > 1.0f;
+              v = std::clamp(first, 0.0f, 1.0f);
+              v = ex::add(v, ex::add(ex::mul(px::standard_normal(key + 1, index), 0.05f), -0.1f));
+              v = ex::div(ex::sub(v, mean[c]), std[c]);
+              if (y >= 1 && y < 4 && x >= 2 && x < 6) v = std::array{0.5f, -1.25f, 2.0f}[std::size_t(c)];
+              px::store_value(value.data(), 0, v, dtype);
+              REQUIRE(std::memcmp(got.data() + i * esize, value.data(), esize) == 0);
+            }
+        CHECK(clipped > 0);
+      }
+}
+
 TEST_CASE("running a program allocates nothing once warm", "[ops][pixel][program]") {
   PixelImage image = conveyor_test::random_pixels(64, 48, 9);
   const px::PixelProgram program =

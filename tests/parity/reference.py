@@ -35,3 +35,21 @@ def check_declared_geometry(compose, name, kwargs, pil):
     if name == "pad":
         t = first("Pad") or first("RandomCrop")
         assert kwargs.get("padding_mode", "constant") == t.padding_mode, (name, kwargs, t.padding_mode)
+
+
+def gaussian_noise(x, mean, sigma, clip, key, **_):
+    """torchvision's `F.gaussian_noise(x, mean, sigma, clip)` with conveyor's normal values of
+    the stream `key` in place of the tensor torch would draw (`torch.randn_like` answers with
+    them): torchvision's own arithmetic on conveyor's noise, as a drawn call replays. The call's
+    `image` (the dtype conveyor's transform met) is `x`'s own dtype here."""
+    from unittest import mock
+
+    import numpy as np
+    import torch
+    import torchvision.transforms.v2.functional as F
+    from conveyor import _conveyor
+
+    values = np.frombuffer(_conveyor._standard_normals(key, x.numel()), dtype=np.float32)
+    noise = torch.from_numpy(values.copy()).reshape(x.shape)
+    with mock.patch.object(torch, "randn_like", lambda like, dtype=None: noise.clone()):
+        return F.gaussian_noise(x, mean=mean, sigma=sigma, clip=clip)

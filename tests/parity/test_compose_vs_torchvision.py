@@ -13,7 +13,7 @@ import pathlib
 
 import pytest
 
-from reference import check_declared_geometry, require
+from reference import check_declared_geometry, gaussian_noise, require
 
 torch, torchvision = require()
 v2 = pytest.importorskip("torchvision.transforms.v2")
@@ -63,6 +63,15 @@ PIPELINES = {
         v2.RandomRotation(30, interpolation=v2.InterpolationMode.BILINEAR, fill=(10, 200, 40)),
         v2.GaussianBlur(7, sigma=(0.5, 3.0)), v2.RandomAdjustSharpness(2.5, p=0.7), v2.RandomAutocontrast(0.6),
         v2.RandomEqualize(0.6), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True)]),
+    # GaussianNoise on the uint8 image (int16 steps) and on ToDtype's float image, before Normalize
+    "gaussian noise": lambda: v2.Compose([
+        v2.RandomResizedCrop(112), v2.GaussianNoise(mean=0.02, sigma=0.08), v2.RandomInvert(0.5),
+        v2.RandomApply([v2.GaussianNoise(sigma=0.3, clip=False)], p=0.5), v2.ToDtype(torch.float32, scale=True),
+        v2.GaussianNoise(), v2.RandomApply([v2.GaussianNoise(mean=-0.1, sigma=0.4, clip=False)], p=0.5),
+        v2.Normalize(MEAN, STD), v2.RandomErasing(0.7)]),
+    "gaussian noise, bfloat16": lambda: v2.Compose([
+        v2.CenterCrop(100), v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.GaussianNoise(sigma=0.2),
+        v2.Normalize(MEAN, STD), v2.ToDtype(torch.bfloat16)]),
     "photometric distortion": lambda: v2.Compose([
         v2.RandomResizedCrop(112), v2.RandomPhotometricDistort(),
         v2.RandomPhotometricDistort(brightness=(0.5, 1.5), saturation=(0.0, 2.0), hue=(-0.3, 0.3), p=0.8),
@@ -152,7 +161,11 @@ def _replay_calls(path, calls, compose):
         check_declared_geometry(compose, name, kwargs, pil=False)
         if name == "erase" and not finished:
             x, finished = _finish(x, tail), True
-        if name == "erase":
+        if name == "gaussian_noise":
+            if kwargs["image"] == "float32" and x.dtype == torch.uint8:
+                x = _finish(x, tail[:1])  # ToDtype's float image, which Normalize (at the end) takes
+            x = gaussian_noise(x, **kwargs)
+        elif name == "erase":
             x = F.erase(x, kwargs["i"], kwargs["j"], kwargs["h"], kwargs["w"],
                         torch.tensor(kwargs["v"], dtype=x.dtype)[:, None, None])
         else:

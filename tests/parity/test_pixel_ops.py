@@ -20,7 +20,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from reference import require
+from reference import gaussian_noise, require
 
 torch, torchvision = require()
 F = pytest.importorskip("torchvision.transforms.v2.functional")
@@ -33,12 +33,13 @@ DATA = pathlib.Path(os.environ.get("CONVEYOR_TEST_DATA") or ROOT.parent / "share
 NEAREST, BILINEAR = F.InterpolationMode.NEAREST, F.InterpolationMode.BILINEAR
 
 
-def conveyor(image, *ops, dtype="u8", layout="nhwc", mean=None, std=None):
+def conveyor(image, *ops, dtype="u8", layout="nhwc", mean=None, std=None, torchvision_rounding=False):
     """`image` (uint8 CHW tensor) through conveyor's ops [(name, kwargs)]: a CHW tensor (u8) or the
     raw output array (other dtypes) in `layout`."""
     _, h, w = image.shape
     hwc = image.permute(1, 2, 0).contiguous().numpy().tobytes()
-    out = _conveyor._apply_pixel_program(hwc, w, h, list(ops), dtype=dtype, layout=layout, mean=mean, std=std)
+    out = _conveyor._apply_pixel_program(hwc, w, h, list(ops), dtype=dtype, layout=layout, mean=mean, std=std,
+                                         torchvision_rounding=torchvision_rounding)
     np_dtype = {"u8": np.uint8, "f32": np.float32, "f16": np.float16, "bf16": np.uint16}[dtype]
     array = np.frombuffer(out, dtype=np_dtype)
     if dtype != "u8":
@@ -378,6 +379,44 @@ def test_erase_random_values_are_standard_normal():
     other = conveyor(image, ("erase", {"i": 0, "j": 0, "h": 400, "w": 500, "key": 7654321}), dtype="f32",
                      layout="nchw", mean=MEAN, std=STD)
     assert not np.array_equal(other.ravel(), ours.astype(np.float32))
+
+
+@pytest.mark.parametrize("clip", [True, False])
+@pytest.mark.parametrize("mean,sigma", [(0.0, 0.1), (0.1, 0.05), (-0.3, 0.4), (0.0, 0.0)])
+def test_gaussian_noise_is_torchvisions_arithmetic_on_conveyors_normal_values(photos, mean, sigma, clip):
+    """uint8 (before ToDtype): torchvision's int16 noise, clamped or wrapped; float (after ToDtype,
+    before Normalize): its float32 sum, clamped or not, then Normalize; every dtype and layout the
+    output stores. torch's randn_like answers with conveyor's values (reference.gaussian_noise)."""
+    for k, image in enumerate(photos[:9]):
+        key = 1000 + k
+        noise = ("gaussian_noise", {"mean": mean, "sigma": sigma, "clip": clip, "key": key})
+        ours = conveyor(image, noise)
+        assert torch.equal(ours, gaussian_noise(image, mean, sigma, clip, key)), (tuple(image.shape), k)
+        as_float = dict(noise[1], image="float32")
+        scaled = F.to_dtype(image, torch.float32, scale=True)
+        reference = F.normalize(gaussian_noise(scaled, mean, sigma, clip, key), MEAN, STD)
+        for dtype, layout in (("f32", "nchw"), ("bf16", "nhwc"), ("f16", "nchw")):
+            out = conveyor(image, ("gaussian_noise", as_float), dtype=dtype, layout=layout, mean=MEAN, std=STD,
+                           torchvision_rounding=True)
+            expected = reference.to({"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype])
+            expected = expected.view(torch.uint16) if dtype == "bf16" else expected
+            expected = expected.numpy() if layout == "nchw" else expected.permute(1, 2, 0).numpy()
+            assert np.array_equal(out, expected), (tuple(image.shape), k, dtype, layout)
+    if sigma > 0:  # the edges are met: clipped (or wrapped) values, both sides
+        image = photos[0]
+        raw = image.int() + (255 * mean + 255 * sigma * torch.from_numpy(np.frombuffer(
+            _conveyor._standard_normals(1000, image.numel()), dtype=np.float32).copy()).reshape(image.shape)).int()
+        assert (raw < 0).any() and (raw > 255).any()
+
+
+def test_gaussian_noise_values_are_standard_normal_and_keyed():
+    """conveyor's normal stream (the one RandomErasing's "random" uses): a pure function of the key,
+    each key its own values."""
+    a = np.frombuffer(_conveyor._standard_normals(5, 300000), dtype=np.float32)
+    assert np.array_equal(a, np.frombuffer(_conveyor._standard_normals(5, 300000), dtype=np.float32))
+    assert not np.array_equal(a, np.frombuffer(_conveyor._standard_normals(6, 300000), dtype=np.float32))
+    n = a.size
+    assert abs(a.mean()) < 4 / math.sqrt(n) and abs(a.std() - 1) < 4 / math.sqrt(2 * n)
 
 
 # --- what conveyor refuses --------------------------------------------------------------------------

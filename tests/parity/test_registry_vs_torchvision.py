@@ -21,8 +21,11 @@ NOT_TAKEN = {("RandomErasing", "inplace")}
 # conveyor's defaults that are not torchvision's, and why: a batch of RGB images keeps three channels.
 OTHER_DEFAULTS = {("Grayscale", "num_output_channels")}
 # conveyor's arguments torchvision's classes lack, and why: `v1` (False) says the transform is
-# torchvision v1's class of that name (torchvision.transforms), whose arithmetic differs from v2's.
+# torchvision v1's class of that name (torchvision.transforms), whose arithmetic differs from v2's;
+# `image` ("float32") says which dtype GaussianNoise meets, which torchvision reads from the image itself.
 OURS = {(name, "v1") for name in ("RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment")}
+OURS_DEFAULTS = {"v1": False, "image": "float32"}
+OURS |= {("GaussianNoise", "image")}
 
 
 def _plain(value):
@@ -43,9 +46,9 @@ def test_a_registered_transform_takes_torchvision_arguments_in_order_with_its_de
     assert list(ours) == [p for p in theirs if (name, p) not in NOT_TAKEN] + [a for n, a in sorted(OURS) if n == name]
     for argument, field in ours.items():
         if (name, argument) in OURS:
-            assert field.default is False
-            # v1's class takes v2's arguments
-            assert list(inspect.signature(getattr(torchvision.transforms, name)).parameters) == list(theirs)
+            assert field.default == OURS_DEFAULTS[argument]
+            if argument == "v1":  # v1's class takes v2's arguments
+                assert list(inspect.signature(getattr(torchvision.transforms, name)).parameters) == list(theirs)
             continue
         default = theirs[argument].default
         if default is inspect.Parameter.empty:

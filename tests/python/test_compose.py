@@ -162,12 +162,33 @@ def test_random_choice_and_random_order_refuse_what_they_cannot_run():
         native(T.RandomChoice([T.RandomInvert(), T.RandomGrayscale()], p=[0, 0]))
     with pytest.raises(conveyor.ConfigError, match=r"RandomOrder: pass at least one transform"):
         native(T.RandomOrder([]))
-    with pytest.raises(conveyor.ConfigError, match=r"RandomOrder: transforms\[0\] \(RandomErasing\) erases"):
+    with pytest.raises(conveyor.ConfigError, match=r"RandomOrder: transforms\[0\] \(RandomErasing\) applies to the normalised"):
         native(T.RandomOrder([T.RandomErasing()]))
     with pytest.raises(conveyor.ConfigError, match=r"^RandomInvert: p must be in \[0, 1\]"):
         native(T.RandomChoice([T.RandomGrayscale(), T.RandomInvert(2.0)]))  # refused as it is made
     with pytest.raises(TypeError, match=r"RandomOrder: transforms\[1\] must be one of conveyor.transforms' classes"):
         native(T.RandomOrder([T.RandomInvert(), T.CenterCrop(3)]))
+
+
+def test_gaussian_noise_meets_the_image_of_its_place():
+    """Before ToDtype it adds uint8 noise, after it float noise (before Normalize); after Normalize
+    (torchvision would add it to normalised values) it is refused with the place to move it to."""
+    a = conveyor.ImageAugment.from_transforms(T.Compose([
+        T.CenterCrop(64), T.GaussianNoise(sigma=0.2), T.RandomApply([T.GaussianNoise(), T.RandomInvert()]),
+        T.ToDtype("float32", scale=True), T.GaussianNoise(mean=0.1), T.RandomApply([T.GaussianNoise(clip=False)]),
+        T.Normalize(MEAN, STD), T.RandomErasing()]))
+    got = list(a.transforms)
+    assert [t.image for t in (got[0], got[1].transforms[0], got[2], got[3].transforms[0])] == [
+        "uint8", "uint8", "float32", "float32"]
+    assert (got[2].mean, got[3].transforms[0].clip) == (0.1, False)
+    with pytest.raises(conveyor.ConfigError, match=r"transform 3 \(GaussianNoise\) after Normalize: conveyor adds "
+                                                   r"noise to the float image between ToDtype and Normalize"):
+        conveyor.ImageAugment.from_transforms(T.Compose([
+            T.CenterCrop(64), T.ToDtype("float32", scale=True), T.Normalize(MEAN, STD), T.GaussianNoise()]))
+    with pytest.raises(conveyor.ConfigError, match=r"image=\"float32\" adds noise after ToDtype, and a uint8 output"):
+        conveyor.ImageAugment(crop="center", size=32, dtype="u8", transforms=[T.GaussianNoise()])._native()
+    with pytest.raises(conveyor.ConfigError, match=r"GaussianNoise: on a uint8 image \|mean\| \+ 5.4 sigma must be <= 127"):
+        conveyor.ImageAugment.from_transforms(T.Compose([T.CenterCrop(64), T.GaussianNoise(sigma=30.0)]))
 
 
 def test_what_is_not_a_pipeline_is_a_type_error():

@@ -55,7 +55,7 @@ def test_pixel_transforms_run_in_a_loader_and_name_what_they_refuse(samples):
         T.RandomSolarize(threshold=300)  # refused as it is made, as torchvision's own
     with pytest.raises(conveyor.ConfigError, match=r"transforms\[1\]: GaussianBlur: kernel_size \(33, 33\) reflect-pads"):
         conveyor.ImageAugment(size=16, transforms=[T.RandomInvert(), T.GaussianBlur(33)])._native()
-    with pytest.raises(conveyor.ConfigError, match="RandomErasing must follow every other pixel transform"):
+    with pytest.raises(conveyor.ConfigError, match="RandomInvert comes after RandomErasing, which applies to the normalised output: a transform of the uint8 image must come before it"):
         conveyor.ImageAugment(transforms=[T.RandomErasing(), T.RandomInvert()])._native()
     with pytest.raises(conveyor.ConfigError, match="RandomErasing: value given as a string must be 'random', got 'noise'"):
         conveyor.ImageAugment(transforms=[T.RandomErasing(value="noise")])._native()

@@ -88,7 +88,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
     }
   };
   const auto interpolation = [&] { return rng.below(2) ? px::Interpolation::bilinear : px::Interpolation::nearest; };
-  switch (rng.below(26)) {
+  switch (rng.below(28)) {
     case 0: return px::adjust_brightness(pick({0.0, 1.0, 2.0}, 0.0, 2.5));
     case 1: return px::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
     case 2: return px::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5));
@@ -148,6 +148,10 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
       return px::pil::rotate({.angle = pick({0.0, 90.0, 180.0, 270.0, -90.0, 1e-9}, -360.0, 360.0),
                               .interpolation = interpolation(), .fill = maybe_fill()},
                              width, height);
+    case 25: return px::gaussian_noise(pick({0.0, 0.5, -0.5}, -0.5, 0.5), pick({0.0, 1.0, 20.0}, 0.0, 0.5), rng.below(2),
+                                       rng.next_u64());
+    case 26: return px::gaussian_noise_float(pick({0.0, 0.5, -0.5}, -1.0, 1.0), pick({0.0, 1.0, 3.0}, 0.0, 0.5),
+                                             rng.below(2), rng.next_u64());
     default: {
       const int h = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(height)));
       const int w = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(width)));

@@ -251,9 +251,9 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
   a.decode.max_image_pixels = 1 << 22;
   if (c.eighths(3))  // torch's bicubic or one of Pillow's filters: the CPU's loops, whatever the backend
     a.resampling = static_cast<conveyor::ops::Resampling>(c.below(std::uint32_t(conveyor::ops::enum_names(a.resampling).size())));
-  if (c.eighths(4)) {  // the first transforms on a PIL image (those before erasing, mostly): Pillow's ops, or refused
+  if (c.eighths(4)) {  // the first transforms on a PIL image (those of the uint8 image, mostly): Pillow's ops, or refused
     std::uint32_t before_erasing = 0;
-    while (before_erasing < a.transforms.size() && !conveyor::detail::erases(a.transforms[before_erasing])) ++before_erasing;
+    while (before_erasing < a.transforms.size() && conveyor::detail::stage(a.transforms[before_erasing]) == conveyor::Stage::uint8) ++before_erasing;
     a.pil_transforms = c.below((c.eighths(7) ? before_erasing : 7) + 1);
   }
   return a;

@@ -322,7 +322,15 @@ TEST_CASE("a transform list ImageAugment cannot run is refused, naming the trans
   CHECK_THAT(refusal({RandomApply{.transforms = {RandomInvert{}, RandomInvert{.p = 2.0}}}}),
              Contains("transforms[0]: RandomApply: transforms[1]: RandomInvert: p must be in [0, 1], got 2"));
   CHECK_THAT(refusal({RandomErasing{}, RandomInvert{}}),
-             Contains("RandomInvert comes after RandomErasing, which erases the normalised output"));
+             Contains("RandomInvert comes after RandomErasing, which applies to the normalised output: a transform "
+                      "of the uint8 image must come before it"));
+  CHECK_THAT(refusal({RandomErasing{}, GaussianNoise{}}),
+             Contains("GaussianNoise comes after RandomErasing, which applies to the normalised output: a transform "
+                      "of the float image before Normalize must come before it"));
+  CHECK_THAT(refusal({GaussianNoise{}, RandomInvert{}}),
+             Contains("RandomInvert comes after GaussianNoise, which applies to the float image before Normalize"));
+  CHECK(refusal({GaussianNoise{.image = NoiseImage::uint8}, RandomInvert{}, GaussianNoise{}, RandomErasing{}}) ==
+        "no error");
   CHECK_THAT(refusal({RandomApply{.transforms = {RandomErasing{}, RandomGrayscale{}}}}),
              Contains("RandomGrayscale comes after RandomErasing"));
   const PixelTransform jitter = ColorJitter{.brightness = 0.4, .contrast = 0.4, .saturation = 0.4, .hue = 0.1};
@@ -379,23 +387,31 @@ TEST_CASE("RandomChoice and RandomOrder that ImageAugment cannot run are refused
                                                                               RandomApply{.transforms = {gray}}}},
                                                    invert}}}) == "no error");
   }
-  SECTION("erasing: never inside RandomOrder; inside RandomChoice only when every transform erases, and last") {
+  SECTION("erasing and float noise: never inside RandomOrder; inside RandomChoice only when every transform applies "
+          "to one stage, and in stage order") {
     CHECK_THAT(refusal({RandomOrder{.transforms = {invert, RandomErasing{}}}}),
-               Contains("RandomOrder: transforms[1] (RandomErasing) erases, and erasing runs on the normalised "
-                        "output, after every other transform: it cannot take a random place in the order"));
+               Contains("RandomOrder: transforms[1] (RandomErasing) applies to the normalised output, after every "
+                        "transform of the uint8 image: it cannot take a random place in the order"));
+    CHECK_THAT(refusal({RandomOrder{.transforms = {invert, GaussianNoise{}}}}),
+               Contains("RandomOrder: transforms[1] (GaussianNoise) applies to the float image before Normalize"));
+    CHECK(refusal({RandomOrder{.transforms = {invert, GaussianNoise{.image = NoiseImage::uint8}}}}) == "no error");
     CHECK_THAT(refusal({RandomOrder{.transforms = {RandomChoice{.transforms = {RandomErasing{}, RandomErasing{.p = 1.0}}}}}}),
-               Contains("RandomOrder: transforms[0] (RandomChoice) erases"));
+               Contains("RandomOrder: transforms[0] (RandomChoice) applies to the normalised output"));
     CHECK_THAT(refusal({RandomOrder{.transforms = {RandomApply{.transforms = {invert, RandomErasing{}}}}}}),
-               Contains("RandomOrder: transforms[0] (RandomApply) erases"));
+               Contains("RandomOrder: transforms[0] (RandomApply) applies to the normalised output"));
     CHECK_THAT(refusal({RandomChoice{.transforms = {RandomErasing{}, invert}}}),
-               Contains("RandomChoice: transforms[0] (RandomErasing) erases, transforms[1] (RandomInvert) does not; "
-                        "its transforms must all erase or none: erasing runs on the normalised output"));
+               Contains("RandomChoice: transforms[0] (RandomErasing) applies to the normalised output, transforms[1] "
+                        "(RandomInvert) to the uint8 image; its transforms must all apply to one stage"));
     CHECK_THAT(refusal({RandomChoice{.transforms = {gray, invert, RandomApply{.transforms = {RandomErasing{}}}}}}),
-               Contains("RandomChoice: transforms[0] (RandomGrayscale) does not erase, transforms[2] (RandomApply) "
-                        "does; its transforms must all erase or none"));
+               Contains("RandomChoice: transforms[0] (RandomGrayscale) applies to the uint8 image, transforms[2] "
+                        "(RandomApply) to the normalised output; its transforms must all apply to one stage"));
+    CHECK_THAT(refusal({RandomChoice{.transforms = {GaussianNoise{}, RandomErasing{}}}}),
+               Contains("transforms[1] (RandomErasing) to the normalised output"));
     CHECK_THAT(refusal({RandomChoice{.transforms = {RandomErasing{}, RandomApply{.transforms = {invert, RandomErasing{}}}}}}),
-               Contains("RandomChoice: transforms[1] (RandomApply) both erases and transforms the image; its "
-                        "transforms must all erase or none"));
+               Contains("RandomChoice: transforms[1] (RandomApply) holds transforms of more than one stage; its "
+                        "transforms must all apply to one stage"));
+    CHECK(refusal({RandomChoice{.transforms = {GaussianNoise{}, GaussianNoise{.sigma = 0.2}}}, RandomErasing{}}) ==
+          "no error");
     CHECK_THAT(refusal({RandomChoice{.transforms = {RandomErasing{}, RandomErasing{.value = 1.0}}}, invert}),
                Contains("RandomInvert comes after RandomErasing"));
     CHECK(refusal({invert, RandomChoice{.transforms = {RandomErasing{}, RandomApply{.transforms = {RandomErasing{}}}},

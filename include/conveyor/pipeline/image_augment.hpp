@@ -173,14 +173,18 @@ struct ImageAugment {
     return layout == Layout::NCHW ? SampleSpec{dtype, 3, {3, h, w}} : SampleSpec{dtype, 3, {h, w, 3}};
   }
 
-  /// Per-channel scale and bias of the output conversion.
+  /// Per-channel scale and bias of the output conversion: torchvision's roundings where the
+  /// Normalize asks for them or a transform adds to the float image before it (GaussianNoise).
   [[nodiscard]] ops::OutputParams output_params() const noexcept {
     ops::OutputParams p;
     p.dtype = dtype;
     p.layout = layout;
     const Normalize n = normalize.value_or(Normalize{});
+    bool scaled = false;
+    auto see = [&](const char*, Stage stage) { scaled = scaled || stage == Stage::scaled; };
+    detail::for_each_leaf(transforms, see);
     for (std::size_t c = 0; c < 3; ++c) {
-      if (n.torchvision_rounding) {
+      if (n.torchvision_rounding || scaled) {
         p.scale[c] = static_cast<float>(1.0 / 255.0);  // torch's float32 multiply by the double 1/255
         p.bias[c] = n.mean[c];
         p.divisor[c] = n.std[c];

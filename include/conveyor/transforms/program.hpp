@@ -39,8 +39,8 @@ inline constexpr int max_transform_positions = 0x8000;
 [[nodiscard]] inline const char* transform_name(const PixelTransform& t) { return detail::variant_name(t); }
 
 /// Checks `transforms` as ImageAugment runs them: each one's arguments, that no draw can need
-/// more than a program's ops, and that erasing comes last (it applies to the normalised output,
-/// after every other transform).
+/// more than a program's ops, and that the transforms come in the order of where they apply (`Stage`:
+/// the u8 image, the float image, the normalised output, as RandomErasing).
 /// @throws ConfigError naming the first transform that cannot run and why.
 inline void validate_transforms(std::span<const PixelTransform> transforms) {
   int ops = 0, nodes = 0;
@@ -55,14 +55,16 @@ inline void validate_transforms(std::span<const PixelTransform> transforms) {
     ops += std::visit([](const auto& x) { return x.max_ops(); }, t);
     nodes += std::visit([](const auto& x) { return detail::transform_nodes(x); }, t);
   }
-  const char* eraser = nullptr;
-  auto erasing_last = [&](const char* name, bool erases) {
-    if (eraser && !erases)
-      throw ConfigError(std::string("ImageAugment: ") + name + " comes after " + eraser +
-                        ", which erases the normalised output: RandomErasing must follow every other pixel transform");
-    if (erases) eraser = name;
+  const char* before = nullptr;  // the last transform past the u8 image, and where it applies
+  Stage at = Stage::uint8;
+  auto in_stage_order = [&](const char* name, Stage stage) {
+    if (stage < at)
+      throw ConfigError(std::string("ImageAugment: ") + name + " comes after " + before + ", which applies to " +
+                        stage_text(at) + ": a transform of " + stage_text(stage) +
+                        " must come before it");
+    if (stage != Stage::uint8) before = name, at = stage;
   };
-  detail::for_each_leaf(transforms, erasing_last);
+  detail::for_each_leaf(transforms, in_stage_order);
   if (ops > ops::pixel::max_program_ops)
     throw ConfigError("ImageAugment: the transforms may draw up to " + std::to_string(ops) + " pixel ops, more than a " +
                       "sample's program holds (" + std::to_string(ops::pixel::max_program_ops) + ")");

@@ -16,7 +16,8 @@
 /// pixel op records in torchvision's order (`d.add`, `d.flip`), and, when `d.describing()`,
 /// records the torchvision functional calls they stand for (`d.describe`). Optional:
 /// `int nodes() const` (a container's count of itself and what it holds, for the positions after
-/// it), `bool erases() const` (it draws erasing, which applies to the normalised output) and
+/// it), `Stage stage() const` (where its ops apply, when not to the u8 image: GaussianNoise after
+/// ToDtype to the float image, RandomErasing to the normalised output) and
 /// `void validate_for(const ProgramImage& image) const` (ConfigError when it cannot run on the image
 /// every sample has when the transforms see it, or write into the output it becomes), and
 /// `void validate_pil() const`: it runs on PIL images as torchvision's PIL functionals do (drawing
@@ -45,6 +46,24 @@
 
 namespace conveyor {
 inline namespace v0 {
+
+/// Where a transform's ops apply, in the order the output is made: the transforms of a list come
+/// in this order (ImageAugment's validation).
+enum class Stage : std::int8_t {
+  uint8,       ///< the u8 image after the crop (every transform but those below)
+  scaled,      ///< the float image between ToDtype and Normalize (GaussianNoise there)
+  normalised,  ///< the normalised output (RandomErasing)
+};
+
+/// Where `stage` applies, as messages say it.
+[[nodiscard]] constexpr const char* stage_text(Stage stage) noexcept {
+  switch (stage) {
+    case Stage::uint8: return "the uint8 image";
+    case Stage::scaled: return "the float image before Normalize";
+    case Stage::normalised: return "the normalised output";
+  }
+  return "";
+}
 
 /// What every sample's pixel program meets: the image the transforms see (the output's size) and
 /// the output's element type (erasing writes into it).
@@ -193,11 +212,11 @@ template <class T>
   else return 1;
 }
 
-/// `t.erases()`, or false.
+/// `t.stage()`, or the u8 image's.
 template <class T>
-[[nodiscard]] bool transform_erases(const T& t) {
-  if constexpr (requires { t.erases(); }) return t.erases();
-  else return false;
+[[nodiscard]] Stage transform_stage(const T& t) {
+  if constexpr (requires { t.stage(); }) return t.stage();
+  else return Stage::uint8;
 }
 
 /// `v` as a message shows it: shortest of %.9g.
@@ -271,13 +290,13 @@ void draw_in_order(const Transforms& transforms, ProgramDraw& d, int position) {
         t);
 }
 
-/// Whether the transform `t` (a variant) erases.
+/// Where the ops of the transform `t` (a variant) apply.
 template <class Transform>
-[[nodiscard]] bool erases(const Transform& t) {
-  return std::visit([](const auto& x) { return transform_erases(x); }, t);
+[[nodiscard]] Stage stage(const Transform& t) {
+  return std::visit([](const auto& x) { return transform_stage(x); }, t);
 }
 
-/// Calls `f(name, erases)` for every transform that holds no others in `transforms` (a range of
+/// Calls `f(name, stage)` for every transform that holds no others in `transforms` (a range of
 /// variants), in order.
 template <class Transforms, class F>
 void for_each_leaf(const Transforms& transforms, F& f) {
@@ -287,7 +306,7 @@ void for_each_leaf(const Transforms& transforms, F& f) {
           if constexpr (requires { x.transforms; })
             for_each_leaf(x.transforms, f);
           else
-            f(std::remove_cvref_t<decltype(x)>::name, transform_erases(x));
+            f(std::remove_cvref_t<decltype(x)>::name, transform_stage(x));
         },
         t);
 }

@@ -17,6 +17,7 @@
 #include <conveyor/transforms/program_draw.hpp>
 #include <conveyor/transforms/registry.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <variant>
 #include <vector>
@@ -34,7 +35,7 @@ struct RandomApply {
   void validate() const;
   [[nodiscard]] int max_ops() const;
   [[nodiscard]] int nodes() const;
-  [[nodiscard]] bool erases() const;
+  [[nodiscard]] Stage stage() const;
   void draw(ProgramDraw& d, int position) const;
 };
 
@@ -56,10 +57,10 @@ inline int RandomApply::max_ops() const { return detail::ops_of_all(transforms);
 
 inline int RandomApply::nodes() const { return detail::container_nodes(transforms); }
 
-inline bool RandomApply::erases() const {
-  for (const PixelTransform& t : transforms)
-    if (detail::erases(t)) return true;
-  return false;
+inline Stage RandomApply::stage() const {  // the latest of its transforms'
+  Stage last = Stage::uint8;
+  for (const PixelTransform& t : transforms) last = std::max(last, detail::stage(t));
+  return last;
 }
 
 inline void RandomApply::draw(ProgramDraw& d, int position) const {

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -35,7 +36,8 @@ struct RandomChoice {
   static constexpr const char* name = "RandomChoice";
   static constexpr const char* summary =
       "One of the `transforms`, picked with probability `p[k] / sum(p)`; every one equally likely when `p` is None. "
-      "Their transforms all erase (nothing but RandomErasing), or none does.";
+      "Their transforms all apply to one stage of the output's making (the uint8 image; the float image, as "
+      "GaussianNoise after ToDtype; the normalised output, as RandomErasing).";
   static constexpr FieldName fields[] = {required("transforms"), "p"};
   std::vector<PixelTransform> transforms;
   std::vector<double> p{};  ///< one weight per transform (normalised by their sum), or empty: uniform
@@ -43,7 +45,7 @@ struct RandomChoice {
   void validate() const;
   [[nodiscard]] int max_ops() const;
   [[nodiscard]] int nodes() const;
-  [[nodiscard]] bool erases() const;
+  [[nodiscard]] Stage stage() const;
   /// The index of the transform `rng` picks.
   [[nodiscard]] std::size_t pick(CounterRng& rng) const;
   void draw(ProgramDraw& d, int position) const;
@@ -59,9 +61,10 @@ namespace conveyor {
 inline namespace v0 {
 
 inline void RandomChoice::validate() const {
-  static constexpr const char* erasing_rule =
-      "its transforms must all erase or none: erasing runs on the normalised output, after every other "
-      "transform, so a choice between erasing and another transform has no place in the pipeline";
+  static constexpr const char* stage_rule =
+      "its transforms must all apply to one stage (the uint8 image, the float image before Normalize, the "
+      "normalised output), as each stage follows the one before, so a choice across stages has no place in the "
+      "pipeline";
   detail::validate_inner(name, transforms);
   detail::expect_transform(p.empty() || p.size() == transforms.size(), name,
                            "p needs one weight per transform (" + std::to_string(transforms.size()) + "), got " +
@@ -74,23 +77,28 @@ inline void RandomChoice::validate() const {
   }
   detail::expect_transform(p.empty() || (total > 0.0 && std::isfinite(total)), name,
                            "p must have a positive, finite sum, got " + detail::shown(total));
-  // Each transform erases only, or not at all, and all of them alike.
-  const auto only_erases = [&](std::size_t k) {
-    int erasing = 0, other = 0;
-    auto count = [&](const char*, bool erases) { ++(erases ? erasing : other); };
-    detail::for_each_leaf(std::span(&transforms[k], 1), count);
-    detail::expect_transform(erasing == 0 || other == 0, name,
+  // Every leaf of every transform applies to one stage.
+  const auto stage_of = [&](std::size_t k) {
+    bool mixed = false;
+    std::optional<Stage> one;
+    auto see = [&](const char*, Stage stage) {
+      mixed = mixed || (one && *one != stage);
+      one = stage;
+    };
+    detail::for_each_leaf(std::span(&transforms[k], 1), see);
+    detail::expect_transform(!mixed, name,
                              "transforms[" + std::to_string(k) + "] (" + detail::variant_name(transforms[k]) +
-                                 ") both erases and transforms the image; " + erasing_rule);
-    return erasing > 0;
+                                 ") holds transforms of more than one stage; " + stage_rule);
+    return one.value_or(Stage::uint8);
   };
-  const bool first = only_erases(0);
-  for (std::size_t k = 1; k < transforms.size(); ++k)
-    detail::expect_transform(only_erases(k) == first, name,
-                             "transforms[0] (" + std::string(detail::variant_name(transforms[0])) + ") " +
-                                 (first ? "erases" : "does not erase") + ", transforms[" + std::to_string(k) + "] (" +
-                                 detail::variant_name(transforms[k]) + ") " + (first ? "does not" : "does") + "; " +
-                                 erasing_rule);
+  const Stage first = stage_of(0);
+  for (std::size_t k = 1; k < transforms.size(); ++k) {
+    const Stage other = stage_of(k);
+    detail::expect_transform(other == first, name,
+                             "transforms[0] (" + std::string(detail::variant_name(transforms[0])) + ") applies to " +
+                                 stage_text(first) + ", transforms[" + std::to_string(k) + "] (" +
+                                 detail::variant_name(transforms[k]) + ") to " + stage_text(other) + "; " + stage_rule);
+  }
 }
 
 inline int RandomChoice::max_ops() const {
@@ -101,8 +109,10 @@ inline int RandomChoice::max_ops() const {
 
 inline int RandomChoice::nodes() const { return detail::container_nodes(transforms); }
 
-inline bool RandomChoice::erases() const {
-  return std::any_of(transforms.begin(), transforms.end(), [](const PixelTransform& t) { return detail::erases(t); });
+inline Stage RandomChoice::stage() const {  // one for all, once validated; the latest before
+  Stage last = Stage::uint8;
+  for (const PixelTransform& t : transforms) last = std::max(last, detail::stage(t));
+  return last;
 }
 
 inline std::size_t RandomChoice::pick(CounterRng& rng) const { return pick_index(rng, transforms.size(), p); }

@@ -84,7 +84,7 @@ struct RandomErasing {
                                "(torch's cast to uint8 is undefined there)");
   }
   [[nodiscard]] int max_ops() const { return 1; }
-  [[nodiscard]] bool erases() const { return true; }
+  [[nodiscard]] Stage stage() const { return Stage::normalised; }
 
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);

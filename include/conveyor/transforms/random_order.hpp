@@ -53,10 +53,10 @@ inline namespace v0 {
 inline void RandomOrder::validate() const {
   detail::validate_inner(name, transforms);
   for (std::size_t k = 0; k < transforms.size(); ++k)
-    detail::expect_transform(!detail::erases(transforms[k]), name,
+    detail::expect_transform(detail::stage(transforms[k]) == Stage::uint8, name,
                              "transforms[" + std::to_string(k) + "] (" + detail::variant_name(transforms[k]) +
-                                 ") erases, and erasing runs on the normalised output, after every other transform: "
-                                 "it cannot take a random place in the order");
+                                 ") applies to " + stage_text(detail::stage(transforms[k])) +
+                                 ", after every transform of the uint8 image: it cannot take a random place in the order");
 }
 
 inline int RandomOrder::max_ops() const { return detail::ops_of_all(transforms); }

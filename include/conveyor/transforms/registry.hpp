@@ -13,6 +13,7 @@
 #include <conveyor/transforms/auto_augment.hpp>
 #include <conveyor/transforms/color_jitter.hpp>
 #include <conveyor/transforms/gaussian_blur.hpp>
+#include <conveyor/transforms/gaussian_noise.hpp>
 #include <conveyor/transforms/grayscale.hpp>
 #include <conveyor/transforms/identity.hpp>
 #include <conveyor/transforms/program_draw.hpp>
@@ -53,7 +54,7 @@ using PixelTransforms =
                   RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                   GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
                   RandomErasing, RandomApply, RandomChoice, RandomOrder, Identity,
-                  RandomChannelPermutation, RandomPerspective, RandomPhotometricDistort>;
+                  RandomChannelPermutation, RandomPerspective, RandomPhotometricDistort, GaussianNoise>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// The pixel-program kernel: one launch per batch applies each sample's program (`ops/pixel/`)
-/// to its u8 image and stores the result normalised and converted, with the program's erasing,
+/// to its u8 image and stores the result through the program's output stage (scaled ops,
+/// normalisation, erasing: `ops/pixel/output.hpp`),
 /// calling the op functions the CPU executor calls (`ops/cpu/pixel_program.hpp`): the same bits.
 ///
 /// One block per sample. Ops run one after the other, with a barrier between: a point op over the
@@ -23,6 +24,7 @@
 #include <conveyor/cuda/kernels/pixel_gaussian_blur.cuh>
 #include <conveyor/ops/normalize.hpp>
 #include <conveyor/ops/plan.hpp>
+#include <conveyor/ops/pixel/output.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
 
 #include <cstddef>
@@ -111,7 +113,7 @@ __device__ void reduce_statistics(const std::uint8_t* image, std::int64_t pixels
 
 }  // namespace pixel_detail
 
-/// One block of `Threads` per sample of `b`: the program's ops in order, then the store with erasing.
+/// One block of `Threads` per sample of `b`: the program's ops in order, then the output stage.
 template <int Threads>
 __global__ void __launch_bounds__(Threads) pixel_program_batch(PixelBatch b) {
   using namespace ops::pixel;
@@ -159,32 +161,14 @@ __global__ void __launch_bounds__(Threads) pixel_program_batch(PixelBatch b) {
     __syncthreads();
   }
 
-  int erasing[max_program_ops];
-  int erase_count = 0;
-  for (int k = 0; k < count; ++k)
-    visit(program.ops[k].code, [&]<class Op>() {
-      if constexpr (Op::kind == OpKind::erase) erasing[erase_count++] = k;
-    });
+  const OutputOps output = output_ops(program, count);
   std::byte* out = b.out + b.copies.output(sample, b.sample_bytes);
   const bool nchw = b.params.layout == Layout::NCHW;
   for (std::int64_t e = tid; e < pixels * 3; e += blockDim.x) {  // in output order: coalesced stores
     const int c = static_cast<int>(nchw ? e / pixels : e % 3);
     const std::int64_t p = nchw ? e % pixels : e / 3;
-    const int x = static_cast<int>(p % width), y = static_cast<int>(p / width);
-    bool covered = false;
-    float value = 0.0f;
-    for (int k = 0; k < erase_count; ++k) {
-      const PixelOp& op = program.ops[erasing[k]];
-      visit(op.code, [&]<class Op>() {
-        if constexpr (Op::kind == OpKind::erase)
-          if (Op::covers(op, x, y)) {
-            covered = true;
-            value = Op::value(op, c, x, y);
-          }
-      });
-    }
-    if (covered) store_value(out, e, value, b.params.dtype);
-    else ops::store(out, e, image[p * 3 + c], c, b.params);
+    store_output(program, output, out, e, image[p * 3 + c], c, static_cast<int>(p % width), static_cast<int>(p / width),
+                 width, height, b.params);
   }
 }
 

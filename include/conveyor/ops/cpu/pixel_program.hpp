@@ -2,12 +2,13 @@
 /// @file
 /// The CPU executor of pixel programs (`ops/pixel/`): a sample's ops applied in order to its u8
 /// image (after resampling, before normalisation), then the image stored normalised and converted
-/// (`ops/normalize.hpp`'s `store`) with the program's erasing. The CUDA kernel
+/// through the program's output stage (`ops/pixel/output.hpp`). The CUDA kernel
 /// (`cuda/kernels/pixel_program.cuh`) runs the same op functions and gives the same bits.
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/cpu/gaussian_blur.hpp>
 #include <conveyor/ops/normalize.hpp>
+#include <conveyor/ops/pixel/output.hpp>
 #include <conveyor/ops/pixel/registry.hpp>
 
 #include <cstdint>
@@ -75,30 +76,6 @@ CONVEYOR_CPU_CLONES inline void apply_pixel_op(const pixel::PixelOp& op, std::ui
   });
 }
 
-/// Whether `op` is an erase op.
-[[nodiscard]] inline bool erases(const pixel::PixelOp& op) {
-  bool yes = false;
-  pixel::visit(op.code, [&]<class Op>() { yes = Op::kind == pixel::OpKind::erase; });
-  return yes;
-}
-
-/// The values the erase ops `erasing[0, count)` of `program` give pixel (x, y), the last covering
-/// one's; false when none covers it.
-inline bool erased(const pixel::PixelProgram& program, const int* erasing, int count, int x, int y, float* values) {
-  bool covered = false;
-  for (int e = 0; e < count; ++e) {
-    const pixel::PixelOp& op = program.ops[erasing[e]];
-    pixel::visit(op.code, [&]<class Op>() {
-      if constexpr (Op::kind == pixel::OpKind::erase)
-        if (Op::covers(op, x, y)) {
-          covered = true;
-          for (int c = 0; c < 3; ++c) values[c] = Op::value(op, c, x, y);
-        }
-    });
-  }
-  return covered;
-}
-
 }  // namespace detail
 
 /// Applies `program`'s ops, in order and except erasing, to `image` in place: `width` x `height`
@@ -112,24 +89,17 @@ inline void apply_pixel_ops(const pixel::PixelProgram& program, std::uint8_t* im
 }
 
 /// Stores `image` (as `apply_pixel_ops` takes it) as one output sample of `params`' dtype and
-/// layout: each element normalised and converted by `store`, except where the program's erase
-/// ops cover it (the last one that does gives its value).
+/// layout through the program's output stage (`pixel::store_output`: scaled ops, normalisation,
+/// erasing).
 inline void store_pixels(const pixel::PixelProgram& program, const std::uint8_t* image, int width, int height,
                          const OutputParams& params, void* out) {
-  int erasing[pixel::max_program_ops];
-  int erase_count = 0;
-  for (int k = 0; k < program.count; ++k)
-    if (detail::erases(program.ops[k])) erasing[erase_count++] = k;
+  const pixel::OutputOps output = pixel::output_ops(program, program.count);
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x) {
-      float values[3];
-      const bool covered = erase_count > 0 && detail::erased(program, erasing, erase_count, x, y, values);
       const std::uint8_t* rgb = image + (std::int64_t{y} * width + x) * 3;
-      for (int c = 0; c < 3; ++c) {
-        const std::int64_t i = element_index(params.layout, c, y, x, height, width);
-        if (covered) pixel::store_value(out, i, values[c], params.dtype);
-        else store(out, i, rgb[c], c, params);
-      }
+      for (int c = 0; c < 3; ++c)
+        pixel::store_output(program, output, out, element_index(params.layout, c, y, x, height, width), rgb[c], c, x,
+                            y, width, height, params);
     }
 }
 

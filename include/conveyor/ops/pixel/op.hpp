@@ -25,6 +25,7 @@ enum class OpKind : std::int32_t {
   point,          ///< a pixel from itself: `apply(op, rgb)`
   statistic,      ///< a channel value through a table made from a whole-image integer statistic
   neighbourhood,  ///< a pixel from other pixels, into a second buffer
+  scaled,         ///< an output element's float value between its scaling (ToDtype) and normalisation
   erase,          ///< output elements replaced after normalisation
 };
 
@@ -41,8 +42,9 @@ struct PixelOp {
 /// The most ops a sample's program holds.
 inline constexpr int max_program_ops = 16;
 
-/// One sample's pixel ops, applied in order to its u8 image after resampling; the erase ops
-/// apply to its normalised output.
+/// One sample's pixel ops, applied in order to its u8 image after resampling; the scaled ops
+/// apply to its float values before normalisation, the erase ops to its normalised output
+/// (ops/pixel/output.hpp).
 struct PixelProgram {
   std::int32_t count = 0;
   PixelOp ops[max_program_ops] = {};

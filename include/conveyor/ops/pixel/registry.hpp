@@ -11,6 +11,8 @@
 ///   neighbourhood  `Prepared`, `prepare(op, width, height, prepared)` once per image (one
 ///                  thread), `apply(op, prepared, src, width, height, x, y, rgb)`: pixel (x, y)
 ///                  of the result from the source image
+///   scaled         `scaled(op, channel, x, y, width, height, value)`: element (channel, x, y)'s
+///                  float value (ToDtype's, in [0, 1]) before normalisation
 ///   erase          `covers(op, x, y)` and `value(op, channel, x, y)`
 /// and optionally a host `check(op, width, height)` that throws ConfigError when the record
 /// cannot apply to an image of that size, and `pillow = true` for an op with Pillow's arithmetic
@@ -29,6 +31,7 @@
 #include <conveyor/ops/pixel/erase.hpp>
 #include <conveyor/ops/pixel/flip.hpp>
 #include <conveyor/ops/pixel/gaussian_blur.hpp>
+#include <conveyor/ops/pixel/gaussian_noise.hpp>
 #include <conveyor/ops/pixel/invert.hpp>
 #include <conveyor/ops/pixel/op.hpp>
 #include <conveyor/ops/pixel/permute_channels.hpp>
@@ -59,7 +62,7 @@ struct OpList {};
 using PixelOps = OpList<AdjustBrightness, AdjustContrast, AdjustSaturation, AdjustHue, RgbToGrayscale, Invert,
                         Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip,
                         PilAdjustBrightness, PilAdjustSaturation, PilAdjustContrast, PilAdjustSharpness, PilAdjustHue,
-                        PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels, Perspective, PilPerspective>;
+                        PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels, Perspective, PilPerspective, GaussianNoise, GaussianNoiseFloat>;
 
 namespace detail {
 
