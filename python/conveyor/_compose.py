@@ -10,7 +10,7 @@ Pillow's filters and arithmetic, flips and crops as Pillow makes them."""
 import dataclasses
 from typing import Any, List, Optional, Tuple
 
-from . import _conveyor
+from . import _conveyor, _hf
 from . import transforms as T
 from ._transforms import ImageAugment, _padding, dtype_name
 
@@ -77,8 +77,8 @@ def _ours(t: Any, where: str) -> Any:
         return T.ToDtype(dtype=t.dtype, scale=True)
     if not (isinstance(ours, type) and dataclasses.is_dataclass(ours)):
         if module.startswith("transformers."):
-            reason = ("it is a Hugging Face image processor (transformers), which conveyor does not run yet: "
-                      "write its resize, crop and normalisation as a torchvision Compose")
+            reason = ("it is a Hugging Face image processor (transformers): give it alone as the transform, "
+                      "not inside a Compose")
         elif name == "Lambda" or module == "builtins":
             reason = "conveyor's workers run C++ without Python, so a Python function cannot run in them"
         elif not module.startswith("torchvision.transforms"):
@@ -252,6 +252,8 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None, five_crop:
                         f"(or conveyor.transforms'), got {pipeline!r} ({type(pipeline).__name__})")
     if image_backend not in (None, "pil", "tensor"):
         raise _conveyor.ConfigError(f"image_backend must be 'pil' or 'tensor', got {image_backend!r}")
+    if _hf.is_processor(pipeline):
+        return _hf.image_augment(pipeline)
     pil = image_backend == "pil" or image_backend is None and _is_v1(pipeline)
     steps = _flatten(pipeline, "the pipeline")
     a = ImageAugment(crop="", flip=0.0, normalize=None, dtype="u8", decode_scaling=False, torchvision_rounding=True,

@@ -87,7 +87,7 @@ def _padding(value: Any) -> List[int]:
 _CHOICES = _conveyor.option_choices()["ImageAugment"]
 # FiveCrop's crops in torchvision's order, as ImageAugment's crop names them (those from top_left
 # on, C++'s FiveCrop::Part), and what they are of (FiveCrop::Of).
-_FIVE_CROP_PARTS = _CHOICES["crop"][_CHOICES["crop"].index("top_left"):]
+_FIVE_CROP_PARTS = _CHOICES["crop"][_CHOICES["crop"].index("top_left"):_CHOICES["crop"].index("five_center") + 1]
 _FIVE_CROP_OF = _CHOICES["five_crop_of"]
 
 # ImageAugment's fields that C++ declares as other options (_conveyor.option_schema()): normalize is
@@ -111,6 +111,7 @@ class ImageAugment:
     "random" (RandomCrop(size, padding, pad_if_needed, padding_mode=padding_mode): padding an int,
     (left/right, top/bottom) or (left, top, right, bottom); padding_mode "constant" (zeros), "edge",
     "reflect" or "symmetric", whose mirror image torchvision makes once), or one of FiveCrop's
+    "center_truncated" (CenterCrop with Hugging Face's truncated offset, where torchvision rounds), or
     "top_left", "top_right", "bottom_left", "bottom_right", "five_center" (of the image, or with
     five_crop_of "horizontal_flip" or "vertical_flip" of its mirror image: TenCrop's), the last four after
     Resize(resize, max_size) when resize is set (v2's Resize(None, max_size) when only max_size
@@ -133,7 +134,9 @@ class ImageAugment:
     torchvision_rounding: normalise as torchvision v2's ToDtype(float32, scale=True) and Normalize
     round (a multiply, a subtract and a divide), bit for bit theirs; by default one fused
     multiply-add an element, within a few ulps of that and cheaper on the CPU. divide_by_255: with
-    it, scale as ToTensor does a PIL image (x / 255) rather than as ToDtype (x * (1/255)).
+    it, scale as ToTensor does a PIL image (x / 255) rather than as ToDtype (x * (1/255)). rescale:
+    with torchvision_rounding, the factor before the subtraction: ToDtype's 1/255, or 1 where mean and
+    std are on the 0-255 scale (Hugging Face's image processors fold their rescale into them).
 
     resampling: the resize's filter and arithmetic: torchvision's on uint8 tensors, "bilinear" or
     "bicubic" (antialiased), "nearest", "nearest_exact" or "bilinear_no_antialias" (antialias=False),
@@ -167,6 +170,7 @@ class ImageAugment:
     max_size: Optional[int] = None
     resampling: str = "bilinear"
     divide_by_255: bool = False
+    rescale: float = 0.003921568859368563  # 1/255 in float32, as C++ holds it
     padding: Union[int, Sequence[int]] = 0
     pad_if_needed: bool = False
     padding_mode: str = "constant"

@@ -54,6 +54,14 @@ struct Field<double> {
   static nb::object value(double v) { return nb::float_(v); }
 };
 
+/// A float32 option (ImageAugment's rescale): the number as float32 rounds it.
+template <>
+struct Field<float> {
+  static constexpr const char* annotation = "float";
+  static float from(const Where& w, nb::handle v) { return static_cast<float>(real(w, v)); }
+  static nb::object value(float v) { return nb::float_(v); }
+};
+
 template <>
 struct Field<int> {
   static constexpr const char* annotation = "int";

@@ -163,6 +163,15 @@ TEST_CASE("CenterCrop offsets round half to even and pad when smaller", "[ops][a
   CHECK(ops::center_crop_offset(343, 224) == 60);  // round(59.5) = 60
   CHECK(ops::center_crop_offset(224, 224) == 0);
   CHECK(ops::center_crop_offset(100, 224) == -62);
+  // Hugging Face's processors truncate: one pixel less where torchvision's half rounds up to even
+  CHECK(ops::center_crop_offset(343, 224, true) == 59);
+  CHECK(ops::center_crop_offset(341, 224, true) == 58);
+  CHECK(ops::center_crop_offset(256, 224, true) == 16);
+  CHECK(ops::center_crop_offset(100, 224, true) == -62);
+  CHECK_THROWS_WITH((ImageAugment{.crop = CenterCrop{}, .normalize = Normalize{.rescale = 1.0f}}.validate()),
+                    Catch::Contains("normalize.rescale (1.000000) is a factor of torchvision's roundings"));
+  CHECK_NOTHROW(ImageAugment{.crop = CenterCrop{}, .normalize = Normalize{.torchvision_rounding = true, .rescale = 1.0f}}
+                    .validate());
   CHECK(ops::center_crop_offset(101, 224) == -61);  // (224 - 101) // 2 = 61 on the leading side
 }
 

@@ -34,7 +34,7 @@ std::set<std::string> names() {
 }  // namespace
 
 TEST_CASE("declared options: each a keyword, given once", "[options]") {
-  CHECK(names<ImageAugmentOptions>().size() == 26);
+  CHECK(names<ImageAugmentOptions>().size() == 27);
   CHECK(names<PipelineOptions>().size() == 17);
   CHECK(names<PreprocessorOptions>().size() == 4);
 }
@@ -53,6 +53,16 @@ TEST_CASE("ImageAugmentOptions: its defaults are a bare ImageAugment, and each c
   const ImageAugment eval = ImageAugmentOptions{.crop = CropName::center, .resize = Size{256}}.augment();
   CHECK(std::holds_alternative<CenterCrop>(eval.crop));
   REQUIRE(eval.resize);
+  const ImageAugment truncated = ImageAugmentOptions{.crop = CropName::center_truncated}.augment();
+  REQUIRE(std::holds_alternative<CenterCrop>(truncated.crop));
+  CHECK(std::get<CenterCrop>(truncated.crop).truncated_offset);
+  CHECK_FALSE(std::get<CenterCrop>(eval.crop).truncated_offset);
+  const ImageAugment unscaled = ImageAugmentOptions{.crop = CropName::center, .mean = std::array{127.5f, 127.5f, 127.5f},
+                                                    .std_dev = std::array{127.5f, 127.5f, 127.5f},
+                                                    .torchvision_rounding = true, .rescale = 1.0f}.augment();
+  CHECK(unscaled.output_params().scale[0] == 1.0f);
+  CHECK(unscaled.output_params().bias[1] == 127.5f);
+  CHECK(eval.output_params().scale[2] != 1.0f);
   const ImageAugment corner =
       ImageAugmentOptions{.crop = CropName::bottom_left, .five_crop_of = FiveCrop::Of::vertical_flip}.augment();
   REQUIRE(std::holds_alternative<FiveCrop>(corner.crop));

@@ -77,7 +77,7 @@ def test_a_wrong_type_names_the_parameter(data, make, parameter):
     (lambda d: conveyor.ImageAugment(normalize=([0.5] * 2, [0.2] * 3)), r"with 3 values each, got"),
     (lambda d: conveyor.ImageAugment(crop="centre"),
      r"crop must be one of 'random_resized', 'center', 'random', 'top_left', 'top_right', 'bottom_left', "
-     r"'bottom_right', 'five_center', got 'centre'"),
+     r"'bottom_right', 'five_center', 'center_truncated', got 'centre'"),
     (lambda d: conveyor.ImageAugment(layout="chw"), r"layout must be one of 'nchw', 'nhwc', got 'chw'"),
 ])
 def test_an_unknown_transform_choice_names_the_parameter_and_the_choices(data, make, message):

@@ -221,7 +221,7 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
     if (crop.ratio[0] > crop.ratio[1] && c.eighths(6)) std::swap(crop.ratio[0], crop.ratio[1]);
     a.crop = crop;
   } else {
-    a.crop = conveyor::CenterCrop{size};
+    a.crop = conveyor::CenterCrop{size, c.eighths(1)};  // Hugging Face's truncated offset now and then
     if (c.eighths(2)) {  // RandomCrop: padded mostly a little, now and then by anything
       conveyor::RandomCrop crop{.size = size, .pad_if_needed = c.coin()};
       for (int& pad : crop.padding) pad = c.eighths(6) ? c.between(0, 8) : c.integer();

@@ -49,6 +49,10 @@ struct Resize {
 /// smaller.
 struct CenterCrop {
   Size size = 224;
+  /// The offset truncated, as Hugging Face's image processors place it (`int((h - crop) / 2.0)`),
+  /// not rounded half to even as torchvision's `center_crop` does; they differ by one pixel where
+  /// the margin is odd.
+  bool truncated_offset = false;
 };
 
 /// torchvision.transforms.RandomCrop(size, padding, pad_if_needed, fill=0, padding_mode): the
@@ -92,6 +96,10 @@ struct Normalize {
   /// With `torchvision_rounding`: scale as torchvision's ToTensor does on a PIL image (`div(255)`)
   /// instead of ToDtype's multiply by 1/255.
   bool divide_by_255 = false;
+  /// With `torchvision_rounding` and not `divide_by_255`: the factor each value is multiplied by
+  /// before the subtraction: ToDtype's 1/255 (as float32), or 1 where mean and std are on the 0-255
+  /// scale (Hugging Face's processors fold their rescale into them: `mean * 255`, `std * 255`).
+  float rescale = static_cast<float>(1.0 / 255.0);
   /// The ImageNet statistics torchvision's models expect.
   [[nodiscard]] static constexpr Normalize imagenet() noexcept {
     return {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
@@ -204,11 +212,12 @@ struct PaddedCrop {
   return resize_shorter_side(resize.size->height, width, height, resize.max_size);
 }
 
-/// torchvision's CenterCrop offset of a `crop` window in `extent` pixels: negative when the image
-/// is padded (by floor((crop - extent) / 2) on the leading side).
-[[nodiscard]] inline int center_crop_offset(int extent, int crop) noexcept {
+/// torchvision's CenterCrop offset of a `crop` window in `extent` pixels (Hugging Face's, truncated,
+/// with `truncated`): negative when the image is padded (by floor((crop - extent) / 2) on the
+/// leading side, in both).
+[[nodiscard]] inline int center_crop_offset(int extent, int crop, bool truncated = false) noexcept {
   if (extent < crop) return -((crop - extent) / 2);
-  return round_half_even((extent - crop) / 2.0);
+  return truncated ? (extent - crop) / 2 : round_half_even((extent - crop) / 2.0);
 }
 
 }  // namespace ops

@@ -159,6 +159,12 @@ struct ImageAugment {
       throw ConfigError("ImageAugment: resampling " + std::to_string(static_cast<int>(resampling)) + " is not one of ops::Resampling's");
     if (normalize && normalize->divide_by_255 && !normalize->torchvision_rounding)
       throw ConfigError("ImageAugment: normalize.divide_by_255 is one of torchvision's roundings: set torchvision_rounding too");
+    if (normalize && normalize->rescale != Normalize{}.rescale &&
+        (!normalize->torchvision_rounding || normalize->divide_by_255 || !(normalize->rescale > 0.0f) ||
+         !std::isfinite(normalize->rescale)))
+      throw ConfigError("ImageAugment: normalize.rescale (" + std::to_string(normalize->rescale) +
+                        ") is a factor of torchvision's roundings, finite and > 0: set torchvision_rounding, not "
+                        "divide_by_255");
     if (normalize)
       for (float s : normalize->std)
         if (!(s > 0)) throw ConfigError("ImageAugment: normalize std must be > 0, got " + std::to_string(s));
@@ -185,7 +191,7 @@ struct ImageAugment {
     detail::for_each_leaf(transforms, see);
     for (std::size_t c = 0; c < 3; ++c) {
       if (n.torchvision_rounding || scaled) {
-        p.scale[c] = static_cast<float>(1.0 / 255.0);  // torch's float32 multiply by the double 1/255
+        p.scale[c] = n.rescale;  // torch's float32 multiply by the double 1/255, or 1 (Hugging Face's)
         p.bias[c] = n.mean[c];
         p.divisor[c] = n.std[c];
         p.divide = n.divide_by_255 ? 1 : 0;

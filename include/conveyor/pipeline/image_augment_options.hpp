@@ -35,12 +35,14 @@ enum class CropName : std::uint8_t {
   top_right,
   bottom_left,
   bottom_right,
-  five_center
+  five_center,
+  center_truncated,  ///< CenterCrop with Hugging Face's truncated offset (`CenterCrop::truncated_offset`)
 };
 
 namespace detail {
-inline constexpr const char* crop_names[] = {"random_resized", "center",      "random",       "top_left",
-                                             "top_right",      "bottom_left", "bottom_right", "five_center"};
+inline constexpr const char* crop_names[] = {"random_resized", "center",       "random",
+                                             "top_left",       "top_right",    "bottom_left",
+                                             "bottom_right",   "five_center",  "center_truncated"};
 inline constexpr const char* five_crop_of_names[] = {"image", "horizontal_flip", "vertical_flip"};
 }  // namespace detail
 
@@ -76,6 +78,7 @@ struct ImageAugmentOptions {
   std::optional<int> max_size{};
   ops::Resampling resampling = ops::Resampling::bilinear;
   bool divide_by_255 = false;
+  float rescale = static_cast<float>(1.0 / 255.0);
   /// Left, top, right, bottom.
   std::array<int, 4> padding{};
   bool pad_if_needed = false;
@@ -106,6 +109,7 @@ struct ImageAugmentOptions {
                       option("max_size", &O::max_size),
                       option("resampling", &O::resampling),
                       option("divide_by_255", &O::divide_by_255),
+                      option("rescale", &O::rescale),
                       option("padding", &O::padding),
                       option("pad_if_needed", &O::pad_if_needed),
                       option("padding_mode", &O::padding_mode),
@@ -120,6 +124,7 @@ struct ImageAugmentOptions {
     switch (crop) {
       case CropName::random_resized: a.crop = RandomResizedCrop{size, scale, ratio}; break;
       case CropName::center: a.crop = CenterCrop{size}; break;
+      case CropName::center_truncated: a.crop = CenterCrop{size, true}; break;
       case CropName::random:
         a.crop = RandomCrop{size, {padding[0], padding[1], padding[2], padding[3]}, pad_if_needed, padding_mode};
         break;
@@ -128,7 +133,7 @@ struct ImageAugmentOptions {
     if (resize || max_size) a.resize = Resize{resize, max_size};  // v2's Resize(None, max_size) without a size
     a.flip.p = flip;
     if (mean.has_value() != std_dev.has_value()) throw ConfigError("ImageAugment: normalize needs both mean and std");
-    if (mean) a.normalize = Normalize{*mean, *std_dev, torchvision_rounding, divide_by_255};
+    if (mean) a.normalize = Normalize{*mean, *std_dev, torchvision_rounding, divide_by_255, rescale};
     else if (divide_by_255) throw ConfigError("ImageAugment: divide_by_255 (ToTensor's rounding) needs normalize");
     a.resampling = resampling;
     a.dtype = dtype;

@@ -80,7 +80,10 @@ namespace detail {
       rw = wh[0];
       rh = wh[1];
     }
-    int offset_x = ops::center_crop_offset(rw, size.width), offset_y = ops::center_crop_offset(rh, size.height);
+    const auto* center = std::get_if<CenterCrop>(&crop);
+    const bool truncated = center && center->truncated_offset;
+    int offset_x = ops::center_crop_offset(rw, size.width, truncated),
+        offset_y = ops::center_crop_offset(rh, size.height, truncated);
     if (const auto* rc = std::get_if<RandomCrop>(&crop)) {
       // the box in the padded image, less the padding before it: where it starts in the image's
       // own pixels (negative in the padding, which is zeros as CenterCrop's is)
