@@ -35,6 +35,19 @@ PROCESSORS = {
     "ViT raw": lambda: transformers.ViTImageProcessor(do_rescale=False, do_normalize=False),
     "ViT normalise only": lambda: transformers.ViTImageProcessor(do_rescale=False, image_mean=[120.0, 110.5, 100.25],
                                                                  image_std=[60.0, 61.0, 62.0]),
+    # the PIL backend's classes: Pillow's resize (every filter), numpy's rescale and normalisation
+    "ViT (PIL)": lambda: transformers.ViTImageProcessorPil(),
+    "CLIP (PIL)": lambda: transformers.CLIPImageProcessorPil(),
+    "SigLIP (PIL)": lambda: transformers.SiglipImageProcessorPil(),
+    "DINOv2 (BiT, PIL)": lambda: transformers.BitImageProcessorPil(size={"shortest_edge": 256}, crop_size=224,
+                                                                   image_mean=[0.485, 0.456, 0.406],
+                                                                   image_std=[0.229, 0.224, 0.225]),
+    "ConvNeXt 224 (crop_pct, PIL)": lambda: transformers.ConvNextImageProcessorPil(size={"shortest_edge": 224}),
+    "CLIP 201 crop, lanczos (PIL)": lambda: transformers.CLIPImageProcessorPil(crop_size=201,
+                                                                               size={"shortest_edge": 230}, resample=1),
+    "ViT box, rescale only (PIL)": lambda: transformers.ViTImageProcessorPil(resample=4, do_normalize=False),
+    "ViT hamming, normalise only (PIL)": lambda: transformers.ViTImageProcessorPil(
+        resample=5, do_rescale=False, image_mean=[120.0, 110.5, 100.25], image_std=[60.0, 61.0, 62.0]),
 }
 
 
@@ -65,8 +78,9 @@ def test_the_odd_margin_is_where_the_offsets_differ():
 
 def test_what_conveyor_does_not_run_is_refused_naming_the_way():
     for processor, message in [
-        (transformers.ViTImageProcessorPil(), r"ViTImageProcessorPil\): it is the PIL backend's processor .* "
-                                              r"ViTImageProcessor, the torchvision backend's"),
+        (transformers.ViTImageProcessorPil(rescale_factor=1 / 127.5),
+         r"ViTImageProcessorPil\): rescale_factor=0.00784313725490196: conveyor runs the PIL backend's float64 "
+         r"rescale for 1/255 only"),
         (transformers.ViTImageProcessor(resample=1), r"resample=LANCZOS on tensors"),
         (transformers.CLIPImageProcessor(do_center_crop=False), r"without do_center_crop its images keep sizes"),
         (transformers.ViTImageProcessor(do_pad=True), r"do_pad=True is not run"),
