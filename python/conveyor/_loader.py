@@ -138,7 +138,8 @@ class Loader:
     copy each; the loop then yields a list of tensors), or a torchvision Compose (v2 on tensors, v1
     on PIL images; conveyor.transforms' too), compiled by `ImageAugment.from_transforms` with
     `image_backend` ("pil": the Compose is fed PIL images, as torchvision's ImageFolder feeds them;
-    "tensor": decode_image's tensors; None: "pil" for v1, else "tensor"); by default `ImageAugment.eval()` (Resize 256,
+    "tensor": decode_image's tensors; None: "pil" for v1, else "tensor"), or a Hugging Face image
+    processor (ViT, CLIP, SigLIP, BiT, ConvNeXt; either backend: its pixel_values); by default `ImageAugment.eval()` (Resize 256,
     CenterCrop 224, ImageNet normalisation, f32): deterministic, what evaluation wants; train with
     `ImageAugment.train(...)`. shuffle: each epoch in its own order, a permutation that is a pure
     function of (seed, epoch) (without it, dataset order every epoch). seed: keys the order and

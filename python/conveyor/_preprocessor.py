@@ -15,8 +15,8 @@ class Preprocessor:
         images = pre([jpeg_bytes, ...])       # a torch tensor [n, 3, 224, 224], from any thread
 
     `transform` defaults to `ImageAugment.eval()` (Resize 256, CenterCrop 224, normalize); a
-    torchvision Compose (v2, or v1 on PIL images) is compiled as a Loader compiles it
-    (`ImageAugment.from_transforms`, with `image_backend`). Up to
+    torchvision Compose (v2, or v1 on PIL images), or a Hugging Face image processor, is compiled as
+    a Loader compiles it (`ImageAugment.from_transforms`, with `image_backend`). Up to
     `lanes` requests are prepared at once, each by its lane's `workers` threads (so up to
     `lanes * workers` threads exist; idle ones sleep). A call waits for a free lane; past
     `max_waiting` waiting calls it raises `Overloaded` at once, and past `timeout` seconds
