@@ -333,7 +333,8 @@ struct ImageAugment {
       if (const std::optional<ops::SamplePlan> p = stage_for_device_decode(ctx, image, *area.device_jpeg, area, ws, drawn))
         return *p;
     const DecodeJob job = plan_decode(ctx, image, ws, drawn);
-    const bool engine_able = area.device_jpeg && !area.device_jpeg->drawn && detail::engine_takes(ws.decoder);
+    const bool engine_able = area.device_jpeg && !area.device_jpeg->drawn && detail::engine_takes(ws.decoder) &&
+                             detail::engine_plan(job.plan);
     if (const std::optional<std::size_t> at = detail::claim_window(job, area)) {
       decode_into(ctx, job, reinterpret_cast<std::uint8_t*>(area.data + *at), ws,
                   engine_able ? engine_able_stage : decode_stage);

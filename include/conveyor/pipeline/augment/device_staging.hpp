@@ -47,6 +47,12 @@ inline constexpr double max_device_support = 32.0;
   return decoder.format() == ImageFormat::jpeg && engine_decodable(decoder.jpeg_info());
 }
 
+/// Whether a sample of `plan` may be decoded by the engines. Not one resized with Pillow's filters:
+/// on an H100 (2026-12-07) the kernel's Pillow resizes of engine-decoded windows differed from the
+/// CPU loader's batches (tests/python/test_cuda.py), a cause not yet found, so their samples are
+/// decoded by libjpeg-turbo, as before the kernel took Pillow's filters.
+[[nodiscard]] inline bool engine_plan(const ops::SamplePlan& plan) noexcept { return !ops::is_pil(plan.x.filter); }
+
 /// Places `image`, planned at full scale as `job` (its header read by `decoder`), for the device's
 /// JPEG decoder: copies the file to `place` and writes its job; the plan reads the window where the
 /// device will decode it. Nothing, when the engines would not decode it exactly or it does not fit
@@ -56,7 +62,7 @@ inline constexpr double max_device_support = 32.0;
                                                                             std::span<const std::byte> image,
                                                                             const DeviceJpegPlace& place,
                                                                             StagingArea& area) {
-  if (!engine_takes(decoder)) return std::nullopt;
+  if (!engine_takes(decoder) || !engine_plan(job.plan)) return std::nullopt;
   if (job.bytes() > place.max_window_bytes || !device_resamples(job.plan)) return std::nullopt;
   std::memcpy(place.file, image.data(), image.size());
   *place.job = {image.size(), job.region.x, job.region.y, job.region.width, job.region.height};
