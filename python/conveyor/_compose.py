@@ -62,10 +62,21 @@ def _ours(t: Any, where: str) -> Any:
     if module.startswith("timm."):
         if name in _TIMM:
             return _TIMM[name]()
+        if name == "RandomResizedCropAndInterpolation":
+            # torchvision v1's RandomResizedCrop on a PIL image, but for its draws: timm's get_params
+            # draws in double (Python's random), torchvision's and conveyor's in float32
+            if isinstance(t.interpolation, (tuple, list)):
+                raise _conveyor.ConfigError(
+                    f"{where} ({name}): interpolation='random' (a filter drawn per image from "
+                    f"{[getattr(m, 'value', m) for m in t.interpolation]}) is not run by conveyor yet: give timm "
+                    "one interpolation ('bilinear', 'bicubic', ...)")
+            return T.RandomResizedCrop(size=tuple(t.size), scale=tuple(t.scale), ratio=tuple(t.ratio),
+                                       interpolation=t.interpolation)
         raise _conveyor.ConfigError(
             f"{where} ({name}) is timm's ({module}), which conveyor does not run yet: timm's evaluation "
-            "transforms run (torchvision v1's Resize, CenterCrop, Normalize and timm's MaybeToTensor); for "
-            "training, torchvision's RandomResizedCrop and v2's policies after ToImage")
+            "transforms run, and its training transforms without auto_augment and re_prob (its "
+            "RandomResizedCropAndInterpolation with one interpolation, torchvision v1's flip and ColorJitter, "
+            "MaybeToTensor, Normalize); for its policies and erasing, torchvision v2's after ToImage")
     ours = getattr(T, name, None) if module.startswith("torchvision.transforms") else None
     if name == "ConvertImageDtype" and _is_v1(t):
         # v1's convert_image_dtype divides uint8 by 255 (v2's multiplies by 1/255): ToTensor's float32

@@ -25,7 +25,7 @@ def check_declared_geometry(compose, name, kwargs, pil):
         found = [t for t in getattr(compose, "transforms", [compose]) if type(t).__name__ in names]
         return found[0] if found else None
     if name in ("resize", "resized_crop"):
-        t = first("Resize", "RandomResizedCrop")
+        t = first("Resize", "RandomResizedCrop", "RandomResizedCropAndInterpolation")  # the last: timm's
         mode = str(getattr(t.interpolation, "value", t.interpolation)).lower()
         assert kwargs.get("interpolation", "bilinear") == mode, (name, kwargs, mode)
         # torchvision's resize_image antialiases tensors where antialias is true (None is false) and

@@ -145,6 +145,18 @@ PIPELINES = {
 }
 _TAIL = (v1.ToTensor, v1.PILToTensor, v1.ConvertImageDtype, v1.Normalize,
          v2.ToTensor, v2.ToImage, v2.ToDtype, v2.Normalize)
+try:  # timm's training transforms: its crop's calls are torchvision's resized_crop, and MaybeToTensor ends them
+    import timm.data as timm_data
+    from timm.data.transforms import MaybeToTensor
+    _TAIL += (MaybeToTensor,)
+    PIPELINES.update({
+        "timm train": lambda: timm_data.create_transform(128, is_training=True),
+        "timm train, bicubic, jitter 0.3, hflip 0.7": lambda: timm_data.create_transform(
+            (3, 112, 144), is_training=True, interpolation="bicubic", color_jitter=0.3, hflip=0.7,
+            scale=(0.25, 1.0), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)),
+    })
+except ImportError:
+    pass
 
 
 def _replay(path, calls, compose, on_pil):
@@ -304,7 +316,17 @@ def test_timms_evaluation_transform_equals_timm(photos, name):
         assert torch.equal(images[index], expected), dataset.name(index)
 
 
-def test_timms_training_transforms_are_refused_naming_timm():
+def test_timms_training_transforms_beyond_the_basic_are_refused_naming_timm():
+    """Its basic training transform runs (PIPELINES' "timm train"); a filter drawn per image, its
+    policies and its erasing are refused, naming timm."""
     timm_data = pytest.importorskip("timm.data")
-    with pytest.raises(conveyor.ConfigError, match=r"^transform 0 \(RandomResizedCropAndInterpolation\) is timm's"):
-        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(224, is_training=True))
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 0 \(RandomResizedCropAndInterpolation\): "
+                                                   r"interpolation='random'"):
+        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(224, is_training=True,
+                                                                                  interpolation="random"))
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(RandAugment\) is timm's"):
+        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(
+            224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1"))
+    with pytest.raises(conveyor.ConfigError, match=r"\(RandomErasing\) is timm's"):
+        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(224, is_training=True,
+                                                                                  re_prob=0.25))
