@@ -65,13 +65,16 @@ def _ours(t: Any, where: str) -> Any:
         if name == "RandomResizedCropAndInterpolation":
             # torchvision v1's RandomResizedCrop on a PIL image, but for its draws: timm's get_params
             # draws in double (Python's random), torchvision's and conveyor's in float32
-            if isinstance(t.interpolation, (tuple, list)):
+            modes = list(t.interpolation) if isinstance(t.interpolation, (tuple, list)) else [t.interpolation]
+            if len(modes) > 2:
                 raise _conveyor.ConfigError(
-                    f"{where} ({name}): interpolation='random' (a filter drawn per image from "
-                    f"{[getattr(m, 'value', m) for m in t.interpolation]}) is not run by conveyor yet: give timm "
-                    "one interpolation ('bilinear', 'bicubic', ...)")
-            return T.RandomResizedCrop(size=tuple(t.size), scale=tuple(t.scale), ratio=tuple(t.ratio),
-                                       interpolation=t.interpolation)
+                    f"{where} ({name}): conveyor draws a filter per image from two, got "
+                    f"{[getattr(m, 'value', m) for m in modes]}")
+            made = T.RandomResizedCrop(size=tuple(t.size), scale=tuple(t.scale), ratio=tuple(t.ratio),
+                                       interpolation=modes[0])
+            if len(modes) == 2:  # interpolation="random": random.choice of the two, per image
+                made._random_interpolation = modes[1]
+            return made
         raise _conveyor.ConfigError(
             f"{where} ({name}) is timm's ({module}), which conveyor does not run yet: timm's evaluation "
             "transforms run, and its training transforms without auto_augment and re_prob (its "
@@ -322,6 +325,9 @@ def image_augment(pipeline: Any, image_backend: Optional[str] = None, five_crop:
             a.size = _size(where, name, t.size)
             if isinstance(t, T.RandomResizedCrop):
                 a.resampling = _resampling(where, t, pil)
+                if getattr(t, "_random_interpolation", None) is not None:  # timm's, a filter per image
+                    a.random_resampling = _resampling(
+                        where, dataclasses.replace(t, interpolation=t._random_interpolation), pil)
                 a.crop, a.scale, a.ratio = "random_resized", tuple(t.scale), tuple(t.ratio)
             elif isinstance(t, T.RandomCrop):
                 a.crop, a.pad_if_needed = "random", t.pad_if_needed

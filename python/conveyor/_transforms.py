@@ -141,7 +141,8 @@ class ImageAugment:
     resampling: the resize's filter and arithmetic: torchvision's on uint8 tensors, "bilinear" or
     "bicubic" (antialiased), "nearest", "nearest_exact" or "bilinear_no_antialias" (antialias=False),
     or Pillow's "pil_nearest", "pil_box", "pil_bilinear", "pil_hamming",
-    "pil_bicubic", "pil_lanczos" (torchvision v1, and v2 on PIL images). On a GPU the kernel resizes
+    "pil_bicubic", "pil_lanczos" (torchvision v1, and v2 on PIL images). random_resampling: a second
+    filter, each sample resizing with one of the two at even odds (timm's interpolation="random"). On a GPU the kernel resizes
     with each of them but "pil_hamming" and "pil_lanczos" (whose weights take sin and cos), whose
     samples the workers resize; the same bits either way.
 
@@ -176,6 +177,7 @@ class ImageAugment:
     padding_mode: str = "constant"
     five_crop_of: str = "image"
     pil_transforms: int = 0
+    random_resampling: Optional[str] = None
 
     @classmethod
     def train(cls, size: int = 224, **fields: Any) -> "ImageAugment":
@@ -229,7 +231,9 @@ class ImageAugment:
             sixteen_bit=_args.choice(who, "sixteen_bit", self.sixteen_bit, _CHOICES["sixteen_bit"]),
             resampling=_args.choice(who, "resampling", str(self.resampling), _CHOICES["resampling"]),
             transforms=native_list(who, self.transforms),
-            pil_transforms=_args.integer(who, "pil_transforms", self.pil_transforms, 0, len(self.transforms)))
+            pil_transforms=_args.integer(who, "pil_transforms", self.pil_transforms, 0, len(self.transforms)),
+            random_resampling=None if self.random_resampling is None else _args.choice(
+                who, "random_resampling", str(self.random_resampling), _CHOICES["resampling"]))
         return _conveyor.image_augment(**options)
 
     def drawn_calls(self, seed: int, epoch: int, index: int, width: int, height: int) -> List[DrawnCall]:

@@ -211,3 +211,36 @@ TEST_CASE("ImageAugment rejects invalid options by name", "[ops][augment]") {
   CHECK_NOTHROW((ImageAugment{.crop = RandomResizedCrop{.size = {96, 160}}}.validate()));
   CHECK((ImageAugment{.crop = CenterCrop{.size = {96, 160}}}.sample_spec().shape == std::array<std::int64_t, 3>{3, 96, 160}));
 }
+
+TEST_CASE("random_resampling: each sample resizes with one of two filters, even odds, from its own stream",
+          "[ops][augment]") {
+  const ImageAugment a{.crop = RandomResizedCrop{64}, .resampling = ops::Resampling::pil_bilinear,
+                       .random_resampling = ops::Resampling::pil_bicubic};
+  REQUIRE_NOTHROW(a.validate());
+  ImageAugment fixed = a;
+  fixed.random_resampling.reset();
+  const int n = 20000;
+  int second = 0;
+  for (int i = 0; i < n; ++i) {
+    const SampleContext ctx{7, 1, std::uint64_t(i), nullptr};
+    const ops::Resampling f = a.filter(ctx);
+    REQUIRE((f == ops::Resampling::pil_bilinear || f == ops::Resampling::pil_bicubic));
+    second += f == ops::Resampling::pil_bicubic;
+    if (i % 500 != 0) continue;
+    const ops::SamplePlan p = a.plan(ctx, 300, 200), q = fixed.plan(ctx, 300, 200);
+    CHECK((p.x.filter == f && p.y.filter == f));
+    CHECK((p.x.src_begin == q.x.src_begin && p.x.src_end == q.x.src_end && p.y.src_begin == q.y.src_begin));
+    const std::vector<DrawnCall> calls = a.drawn_calls(7, 1, std::uint64_t(i), 300, 200);
+    REQUIRE(!calls.empty());
+    REQUIRE(calls[0].function == "resized_crop");
+    std::string named;
+    for (const DrawnArg& arg : calls[0].args)
+      if (arg.name == "interpolation") named = std::get<std::string>(arg.value);
+    CHECK(named == (f == ops::Resampling::pil_bicubic ? "bicubic" : "bilinear"));
+  }
+  CHECK(std::abs(second - n / 2) < 320);  // binomial(20000, 1/2): 4.5 standard deviations
+  CHECK(a.filter({7, 2, 3, nullptr}) == a.filter({7, 2, 3, nullptr}));
+  ImageAugment bad = a;
+  bad.random_resampling = static_cast<ops::Resampling>(99);
+  CHECK_THROWS_WITH(bad.validate(), Catch::Contains("random_resampling 99 is not one of ops::Resampling's"));
+}

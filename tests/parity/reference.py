@@ -26,8 +26,10 @@ def check_declared_geometry(compose, name, kwargs, pil):
         return found[0] if found else None
     if name in ("resize", "resized_crop"):
         t = first("Resize", "RandomResizedCrop", "RandomResizedCropAndInterpolation")  # the last: timm's
-        mode = str(getattr(t.interpolation, "value", t.interpolation)).lower()
-        assert kwargs.get("interpolation", "bilinear") == mode, (name, kwargs, mode)
+        modes = t.interpolation if isinstance(t.interpolation, (tuple, list)) else [t.interpolation]  # timm's random
+        modes = [str(getattr(m, "value", m)).lower() for m in modes]
+        assert kwargs.get("interpolation", "bilinear") in modes, (name, kwargs, modes)
+        mode = modes[0]
         # torchvision's resize_image antialiases tensors where antialias is true (None is false) and
         # never for the nearest modes, whose calls name none; Pillow always does
         unaliased = not pil and not mode.startswith("nearest") and not t.antialias

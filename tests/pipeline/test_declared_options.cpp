@@ -34,7 +34,7 @@ std::set<std::string> names() {
 }  // namespace
 
 TEST_CASE("declared options: each a keyword, given once", "[options]") {
-  CHECK(names<ImageAugmentOptions>().size() == 27);
+  CHECK(names<ImageAugmentOptions>().size() == 28);
   CHECK(names<PipelineOptions>().size() == 17);
   CHECK(names<PreprocessorOptions>().size() == 4);
 }

@@ -37,7 +37,7 @@ inline namespace v0 {
 /// 32,768: ImageAugment's pixel transform at position k (in order, nested ones counted) draws from
 /// `pixel_transform + k`.
 enum class RngOp : std::uint32_t {
-  sampler = 1, crop = 2, flip = 3, replace = 4, sampler_window = 5, decoder = 6, batch_transform = 7, user = 1024, pixel_transform = 0x8000
+  sampler = 1, crop = 2, flip = 3, replace = 4, sampler_window = 5, decoder = 6, batch_transform = 7, interpolation = 8, user = 1024, pixel_transform = 0x8000
 };
 
 /// A stream of random numbers keyed by (seed, epoch, index, op). Cheap to create; not shared.

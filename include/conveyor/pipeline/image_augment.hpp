@@ -63,6 +63,9 @@ struct ImageAugment {
   /// each but Hamming and Lanczos, whose samples a device pipeline finishes on the CPU (the same
   /// bits either way; `detail::device_resamples`).
   ops::Resampling resampling = ops::Resampling::bilinear;
+  /// A second filter: each sample resizes with `resampling` or this one, with even odds drawn from
+  /// its own stream (timm's `interpolation="random"`, `random.choice` of bilinear and bicubic).
+  std::optional<ops::Resampling> random_resampling{};
   /// Horizontal flip probability (0: never).
   HorizontalFlip flip{.p = 0.0};
   /// Pixel transforms after the crop and flip, in order: torchvision v2's classes with their
@@ -157,6 +160,9 @@ struct ImageAugment {
     if (dtype == DType::u8 && normalize) throw ConfigError("ImageAugment: u8 output cannot be normalized");
     if (static_cast<std::size_t>(resampling) >= ops::enum_names(resampling).size())
       throw ConfigError("ImageAugment: resampling " + std::to_string(static_cast<int>(resampling)) + " is not one of ops::Resampling's");
+    if (random_resampling && static_cast<std::size_t>(*random_resampling) >= ops::enum_names(resampling).size())
+      throw ConfigError("ImageAugment: random_resampling " + std::to_string(static_cast<int>(*random_resampling)) +
+                        " is not one of ops::Resampling's");
     if (normalize && normalize->divide_by_255 && !normalize->torchvision_rounding)
       throw ConfigError("ImageAugment: normalize.divide_by_255 is one of torchvision's roundings: set torchvision_rounding too");
     if (normalize && normalize->rescale != Normalize{}.rescale &&
@@ -217,6 +223,14 @@ struct ImageAugment {
     return drawn;
   }
 
+  /// The filter sample `ctx.index` resizes with: `resampling`, or with `random_resampling` one of
+  /// the two, even odds, from the sample's own stream.
+  [[nodiscard]] ops::Resampling filter(const SampleContext& ctx) const noexcept {
+    if (!random_resampling) return resampling;
+    CounterRng rng(ctx.seed, ctx.epoch, ctx.index, RngOp::interpolation);
+    return rng.below(2) == 0 ? resampling : *random_resampling;
+  }
+
   /// The plan of sample `ctx.index` for an (oriented) source of `width` x `height` pixels, with the
   /// flips its program folds in. The source view is left for the caller, who knows where the
   /// pixels are.
@@ -226,7 +240,7 @@ struct ImageAugment {
   /// The same, for the sample's program `drawn`.
   [[nodiscard]] ops::SamplePlan plan(const SampleContext& ctx, int width, int height, const SampleProgram& drawn) const {
     ops::SamplePlan p = detail::plan_geometry(crop, resize, flip, ctx, width, height, decode.max_image_pixels);
-    p.x.filter = p.y.filter = resampling;
+    p.x.filter = p.y.filter = filter(ctx);
     p.flip ^= drawn.flip_x;
     p.flip_y ^= drawn.flip_y;
     return p;
@@ -241,15 +255,16 @@ struct ImageAugment {
     std::vector<DrawnCall> calls;
     detail::describe_geometry(crop, resize, flip, {seed, epoch, index, nullptr}, width, height, decode.max_image_pixels,
                               calls);
-    if (resampling != ops::Resampling::bilinear)  // torchvision's InterpolationMode value: "bicubic", "lanczos"
+    const ops::Resampling f = filter({seed, epoch, index, nullptr});
+    if (f != ops::Resampling::bilinear)  // torchvision's InterpolationMode value: "bicubic", "lanczos"
       for (DrawnCall& call : calls)
         if (call.function == "resized_crop" || call.function == "resize") {
-          std::string name(ops::enum_names(resampling)[static_cast<std::size_t>(resampling)]);
+          std::string name(ops::enum_names(f)[static_cast<std::size_t>(f)]);
           if (name.starts_with("pil_")) name.erase(0, 4);
-          if (ops::unwidened(resampling)) name.erase(name.find("_no_antialias"));
-          if (resampling == ops::Resampling::nearest_exact) name = "nearest-exact";
+          if (ops::unwidened(f)) name.erase(name.find("_no_antialias"));
+          if (f == ops::Resampling::nearest_exact) name = "nearest-exact";
           call.args.push_back(DrawnArg::text("interpolation", name));
-          if (ops::unwidened(resampling)) call.args.push_back(DrawnArg::flag("antialias", false));
+          if (ops::unwidened(f)) call.args.push_back(DrawnArg::flag("antialias", false));
         }
     if (!transforms.empty())
       (void)draw_program(transforms, seed, epoch, index, output_size().width, output_size().height, &calls,

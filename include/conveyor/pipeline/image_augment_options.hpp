@@ -85,6 +85,7 @@ struct ImageAugmentOptions {
   ops::PadMode padding_mode = ops::PadMode::constant;
   FiveCrop::Of five_crop_of = FiveCrop::Of::image;
   std::size_t pil_transforms = 0;
+  std::optional<ops::Resampling> random_resampling{};
 
   static constexpr auto options() {
     using O = ImageAugmentOptions;
@@ -114,7 +115,8 @@ struct ImageAugmentOptions {
                       option("pad_if_needed", &O::pad_if_needed),
                       option("padding_mode", &O::padding_mode),
                       option("five_crop_of", &O::five_crop_of),
-                      option("pil_transforms", &O::pil_transforms)};
+                      option("pil_transforms", &O::pil_transforms),
+                      option("random_resampling", &O::random_resampling)};
   }
 
   /// The `ImageAugment` these options describe, validated.
@@ -136,6 +138,7 @@ struct ImageAugmentOptions {
     if (mean) a.normalize = Normalize{*mean, *std_dev, torchvision_rounding, divide_by_255, rescale};
     else if (divide_by_255) throw ConfigError("ImageAugment: divide_by_255 (ToTensor's rounding) needs normalize");
     a.resampling = resampling;
+    a.random_resampling = random_resampling;
     a.dtype = dtype;
     a.layout = layout;
     a.exif_orientation = exif_orientation;
