@@ -8,6 +8,7 @@ On PIL images (v1 always; v2 with image_backend="pil"), each transform before th
 tensor (ToTensor, PILToTensor, ToImage) runs as torchvision's PIL functional does: resizes with
 Pillow's filters and arithmetic, flips and crops as Pillow makes them."""
 import dataclasses
+import math
 from typing import Any, List, Optional, Tuple
 
 from . import _conveyor, _hf
@@ -62,6 +63,11 @@ def _ours(t: Any, where: str) -> Any:
     if module.startswith("timm."):
         if name in _TIMM:
             return _TIMM[name]()
+        if name == "RandomErasing":  # timm's own (random_erasing.py), after Normalize as timm places it
+            low, high = (math.exp(v) for v in t.log_aspect_ratio)
+            return T.TimmRandomErasing(probability=t.probability, min_area=t.min_area, max_area=t.max_area,
+                                       min_aspect=low, max_aspect=high, mode=t.mode or "const",
+                                       min_count=t.min_count, max_count=t.max_count, num_splits=t.num_splits)
         if name == "RandomResizedCropAndInterpolation":
             # torchvision v1's RandomResizedCrop on a PIL image, but for its draws: timm's get_params
             # draws in double (Python's random), torchvision's and conveyor's in float32
@@ -77,9 +83,9 @@ def _ours(t: Any, where: str) -> Any:
             return made
         raise _conveyor.ConfigError(
             f"{where} ({name}) is timm's ({module}), which conveyor does not run yet: timm's evaluation "
-            "transforms run, and its training transforms without auto_augment and re_prob (its "
-            "RandomResizedCropAndInterpolation with one interpolation, torchvision v1's flip and ColorJitter, "
-            "MaybeToTensor, Normalize); for its policies and erasing, torchvision v2's after ToImage")
+            "transforms run, and its training transforms without auto_augment (its "
+            "RandomResizedCropAndInterpolation, torchvision v1's flip and ColorJitter, MaybeToTensor, Normalize, "
+            "its RandomErasing); for its policies, torchvision v2's after ToImage")
     ours = getattr(T, name, None) if module.startswith("torchvision.transforms") else None
     if name == "ConvertImageDtype" and _is_v1(t):
         # v1's convert_image_dtype divides uint8 by 255 (v2's multiplies by 1/255): ToTensor's float32
@@ -183,9 +189,12 @@ def _from_v1(t: Any) -> bool:
     return getattr(t, "_v1", False) or any(_from_v1(s) for s in getattr(t, "transforms", ()))
 
 
+_ERASING = (T.RandomErasing, T.TimmRandomErasing)
+
+
 def _erases(t: Any) -> bool:
-    """Whether `t` is, or holds, a RandomErasing."""
-    return isinstance(t, T.RandomErasing) or any(_erases(s) for s in getattr(t, "transforms", ()))
+    """Whether `t` is, or holds, a RandomErasing (torchvision's or timm's)."""
+    return isinstance(t, _ERASING) or any(_erases(s) for s in getattr(t, "transforms", ()))
 
 
 def _noise_on(t: Any, image: str) -> Any:
@@ -206,7 +215,7 @@ def _only_noise(t: Any) -> bool:
 def _only_erases(t: Any) -> bool:
     """Whether `t` is a RandomErasing, or holds nothing but them."""
     inner = getattr(t, "transforms", None)
-    return isinstance(t, T.RandomErasing) or bool(inner) and all(_only_erases(s) for s in inner)
+    return isinstance(t, _ERASING) or bool(inner) and all(_only_erases(s) for s in inner)
 
 
 def _casts_to_16_bits(t: Any) -> bool:

@@ -326,6 +326,12 @@ TEST_CASE("erase covers its rectangle with its values or a keyed normal stream",
   // element (c, y - top, x - left) of torchvision's [C, h, w] tensor: index (c h + y') w + x'
   CHECK(px::Erase::value(random, 2, 6, 4) == px::standard_normal(0x123456789ABCDEF0ull, (2 * 4 + 2) * 5 + 3));
   CHECK(px::Erase::value(random, 2, 6, 4) != px::Erase::value(random, 1, 6, 4));
+  // timm's "rand": one value per channel, element (c, 0, 0) of a [C, 1, 1] tensor
+  const px::PixelOp colour = px::erase_random(2, 3, 4, 5, 0x123456789ABCDEF0ull, true);
+  for (int c = 0; c < 3; ++c) {
+    CHECK(px::Erase::value(colour, c, 4, 2) == px::standard_normal(0x123456789ABCDEF0ull, std::uint64_t(c)));
+    CHECK(px::Erase::value(colour, c, 7, 5) == px::Erase::value(colour, c, 3, 2));
+  }
 }
 
 TEST_CASE("gaussian_noise adds torchvision's noise to uint8 and to float values, from the keyed stream",

@@ -126,8 +126,8 @@ def _field_value(values, cls, field, hint, depth):
 def pixel_transform(values, depth=0):
     """One of conveyor's pixel transforms with arguments made from its fields' types: (class, kwargs)."""
     r = values.rng
-    classes = [c for c in T._PIXEL_TRANSFORMS if depth < 2 or not hasattr(c, "__dataclass_fields__") or
-               "transforms" not in c.__dataclass_fields__]
+    classes = [c for c in T._PIXEL_TRANSFORMS if hasattr(v2, c.__name__) and (  # timm's are not torchvision's
+        depth < 2 or not hasattr(c, "__dataclass_fields__") or "transforms" not in c.__dataclass_fields__)]
     cls = r.choice(classes)
     hints = typing.get_type_hints(cls, vars(T))
     theirs = inspect.signature(getattr(v2, cls.__name__)).parameters

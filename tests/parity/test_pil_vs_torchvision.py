@@ -21,6 +21,7 @@ from torchvision.transforms import functional as F1  # noqa: E402
 from torchvision.transforms import v2  # noqa: E402
 
 import conveyor  # noqa: E402
+from conveyor import _conveyor  # noqa: E402
 
 pytestmark = pytest.mark.skipif(int(PIL.__version__.split(".")[0]) < 13,
                                 reason="Pillow 13's pass order (vertical first when the height shrinks most)")
@@ -153,6 +154,12 @@ try:  # timm's training transforms: its crop's calls are torchvision's resized_c
         "timm train": lambda: timm_data.create_transform(128, is_training=True),
         "timm train, random interpolation": lambda: timm_data.create_transform(96, is_training=True,
                                                                                interpolation="random"),
+        # timm's RandomErasing, each mode, up to three boxes
+        "timm train, erasing": lambda: timm_data.create_transform(112, is_training=True, re_prob=0.8),
+        "timm train, erasing per pixel, 3 boxes": lambda: timm_data.create_transform(
+            96, is_training=True, re_prob=0.9, re_mode="pixel", re_count=3),
+        "timm train, erasing per channel": lambda: timm_data.create_transform(96, is_training=True, re_prob=0.9,
+                                                                              re_mode="rand", re_count=2),
         "timm train, bicubic, jitter 0.3, hflip 0.7": lambda: timm_data.create_transform(
             (3, 112, 144), is_training=True, interpolation="bicubic", color_jitter=0.3, hflip=0.7,
             scale=(0.25, 1.0), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)),
@@ -184,16 +191,26 @@ def _replay(path, calls, compose, on_pil):
             v1_call = _is_v1(compose) and name != "perspective"
             x = getattr(F1 if v1_call else v2.functional, name)(x, **kwargs)
             continue
-        if isinstance(x, Image.Image):
-            x = F1.pil_to_tensor(x)  # where the Compose's ToImage stands
-        if name == "erase":
+        if name == "erase":  # on the output: the Compose's conversions first (from the PIL image, if it still is one)
             if not finished:
                 x, finished = _finish(x, tail), True
-            x = v2.functional.erase(x, kwargs["i"], kwargs["j"], kwargs["h"], kwargs["w"],
-                                    torch.tensor(kwargs["v"], dtype=x.dtype)[:, None, None])
-        else:
-            x = getattr(v2.functional, name)(x, **kwargs)
+            x = v2.functional.erase(x, kwargs["i"], kwargs["j"], kwargs["h"], kwargs["w"], _erased_values(x, kwargs))
+            continue
+        if isinstance(x, Image.Image):
+            x = F1.pil_to_tensor(x)  # where the Compose's ToImage stands
+        x = getattr(v2.functional, name)(x, **kwargs)
     return x if finished else _finish(x, tail)
+
+
+def _erased_values(x, kwargs):
+    """An erase call's values: its numbers, or conveyor's normal values of its key, per element
+    (torchvision's "random", timm's "pixel") or per channel (timm's "rand", `channel_key`)."""
+    if "v" in kwargs:
+        return torch.tensor(kwargs["v"], dtype=x.dtype)[:, None, None]
+    key = kwargs.get("key", kwargs.get("channel_key"))
+    shape = (x.shape[0], kwargs["h"], kwargs["w"]) if "key" in kwargs else (x.shape[0], 1, 1)
+    values = np.frombuffer(_conveyor._standard_normals(key, int(np.prod(shape))), dtype=np.float32)
+    return torch.from_numpy(values.copy()).reshape(shape)
 
 
 def _is_v1(compose):
@@ -319,8 +336,8 @@ def test_timms_evaluation_transform_equals_timm(photos, name):
 
 
 def test_timms_training_transforms_beyond_the_basic_are_refused_naming_timm():
-    """Its basic training transform runs (PIPELINES' "timm train", also with a filter drawn per
-    image); its policies and its erasing are refused, naming timm."""
+    """Its training transforms run (PIPELINES' "timm train": a filter drawn per image, its
+    RandomErasing); its policies are refused, naming timm."""
     timm_data = pytest.importorskip("timm.data")
     random = conveyor.ImageAugment.from_transforms(timm_data.create_transform(96, is_training=True,
                                                                              interpolation="random"))
@@ -328,6 +345,4 @@ def test_timms_training_transforms_beyond_the_basic_are_refused_naming_timm():
     with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(RandAugment\) is timm's"):
         conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(
             224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1"))
-    with pytest.raises(conveyor.ConfigError, match=r"\(RandomErasing\) is timm's"):
-        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(224, is_training=True,
-                                                                                  re_prob=0.25))
+

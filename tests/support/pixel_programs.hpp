@@ -157,7 +157,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
       const int w = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(width)));
       const int top = static_cast<int>(rng.below(static_cast<std::uint64_t>(height - h + 1)));
       const int left = static_cast<int>(rng.below(static_cast<std::uint64_t>(width - w + 1)));
-      if (rng.below(2)) return px::erase_random(top, left, h, w, rng.next_u64());
+      if (rng.below(2)) return px::erase_random(top, left, h, w, rng.next_u64(), rng.below(3) == 0);
       return px::erase(top, left, h, w, {rng.uniform(-2.5, 2.5), rng.uniform(-2.5, 2.5), rng.uniform(-2.5, 2.5)});
     }
   }

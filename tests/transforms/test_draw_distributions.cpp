@@ -320,6 +320,76 @@ TEST_CASE("RandomErasing's rectangles follow v2's make_params (_augment.py:98-13
   }
 }
 
+TEST_CASE("timm's RandomErasing: its probability, count and boxes follow random_erasing.py's _erase", "[transforms][distribution]") {
+  // The reference: timm's loop (random.random, randint, uniform, exp, round), its own generator.
+  struct Box {
+    int i, j, h, w;
+  };
+  const auto reference = [](const TimmRandomErasing& e, int img_h, int img_w, std::mt19937_64& gen) {
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::vector<Box> boxes;
+    if (unit(gen) > e.probability) return boxes;
+    const int most = e.max_count.value_or(e.min_count);
+    const int count = e.min_count == most ? e.min_count : std::uniform_int_distribution<int>(e.min_count, most)(gen);
+    const double area = double(img_h) * img_w;
+    const double lo = std::log(e.min_aspect), hi = std::log(e.max_aspect.value_or(1.0 / e.min_aspect));
+    for (int b = 0; b < count; ++b)
+      for (int attempt = 0; attempt < 10; ++attempt) {
+        const double target = (e.min_area + (e.max_area - e.min_area) * unit(gen)) * area / count;
+        const double aspect = std::exp(lo + (hi - lo) * unit(gen));
+        const int h = static_cast<int>(std::nearbyint(std::sqrt(target * aspect)));
+        const int w = static_cast<int>(std::nearbyint(std::sqrt(target / aspect)));
+        if (!(w < img_w && h < img_h)) continue;
+        const int i = std::uniform_int_distribution<int>(0, img_h - h)(gen);
+        const int j = std::uniform_int_distribution<int>(0, img_w - w)(gen);
+        boxes.push_back({i, j, h, w});
+        break;
+      }
+    return boxes;
+  };
+  struct Case {
+    TimmRandomErasing e;
+    int h, w;
+  };
+  const std::vector<Case> cases{{TimmRandomErasing{.probability = 0.25}, 224, 224},
+                                {TimmRandomErasing{.probability = 1.0, .mode = ErasingMode::pixel, .max_count = 3}, 96, 160},
+                                {TimmRandomErasing{.probability = 0.7, .min_area = 0.2, .max_area = 0.9,
+                                                   .min_aspect = 0.2, .max_aspect = 4.0, .mode = ErasingMode::rand,
+                                                   .min_count = 2, .max_count = 4}, 32, 48}};
+  for (const Case& c : cases) {
+    std::mt19937_64 gen(7);
+    std::array<std::vector<double>, 5> ours, theirs;  // boxes per sample, then i, j, h, w of each box
+    for (const SampleProgram& p : programs({c.e}, c.w, c.h)) {
+      ours[4].push_back(p.pixels.count);
+      for (int k = 0; k < p.pixels.count; ++k) {
+        const px::PixelOp& op = p.pixels.ops[k];
+        REQUIRE(op.code == px::Erase::code);
+        REQUIRE(op.i[4] == (c.e.mode == ErasingMode::const_ ? 0 : c.e.mode == ErasingMode::rand ? 2 : 1));
+        REQUIRE((op.i[0] + op.i[2] <= c.h && op.i[1] + op.i[3] <= c.w));
+        for (std::size_t q = 0; q < 4; ++q) ours[q].push_back(op.i[q]);
+      }
+    }
+    for (std::size_t n = 0; n < draws; ++n) {
+      const std::vector<Box> boxes = reference(c.e, c.h, c.w, gen);
+      theirs[4].push_back(double(boxes.size()));
+      for (const Box& b : boxes) {
+        theirs[0].push_back(b.i);
+        theirs[1].push_back(b.j);
+        theirs[2].push_back(b.h);
+        theirs[3].push_back(b.w);
+      }
+    }
+    static constexpr const char* names[5] = {"top i", "left j", "height h", "width w", "boxes a sample"};
+    for (std::size_t q = 0; q < 5; ++q) {
+      const double d = ks_distance(ours[q], theirs[q]);
+      INFO(c.h << " x " << c.w << ", " << names[q] << ": two-sample KS distance " << d);
+      CHECK(d < ks_bound(ours[q].size(), theirs[q].size(), alpha));
+    }
+  }
+  CHECK_THROWS_WITH(validate_transforms(std::vector<PixelTransform>{TimmRandomErasing{.min_count = 3, .max_count = 2}}),
+                    Catch::Contains("1 <= min_count <= max_count <= 16, got (3, 2)"));
+}
+
 TEST_CASE("RandomErasing's value: the given numbers, or a fresh normal stream per sample", "[transforms][distribution]") {
   std::vector<std::uint64_t> keys;
   for (const SampleProgram& p : programs({RandomErasing{.p = 1.0, .value = ErasingValue::random()}})) {

@@ -74,7 +74,7 @@ template <class T, class F>
   requires NamedFields<std::remove_cvref_t<T>>
 constexpr void for_each_field(T& t, F&& f) {
   constexpr std::size_t n = std::size(std::remove_cvref_t<T>::fields);
-  static_assert(n <= 8, "a transform of at most 8 fields");
+  static_assert(n <= 9, "a transform of at most 9 fields");
   constexpr const auto& names = std::remove_cvref_t<T>::fields;
   if constexpr (n == 1) { auto& [a] = t; f(names[0], a); }
   else if constexpr (n == 2) { auto& [a, b] = t; f(names[0], a), f(names[1], b); }
@@ -93,6 +93,10 @@ constexpr void for_each_field(T& t, F&& f) {
     auto& [a, b, c, d, e, g, h, i] = t;
     f(names[0], a), f(names[1], b), f(names[2], c), f(names[3], d), f(names[4], e), f(names[5], g), f(names[6], h),
         f(names[7], i);
+  } else if constexpr (n == 9) {
+    auto& [a, b, c, d, e, g, h, i, j] = t;
+    f(names[0], a), f(names[1], b), f(names[2], c), f(names[3], d), f(names[4], e), f(names[5], g), f(names[6], h),
+        f(names[7], i), f(names[8], j);
   }
 }
 

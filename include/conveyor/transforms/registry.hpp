@@ -33,6 +33,7 @@
 #include <conveyor/transforms/random_rotation.hpp>
 #include <conveyor/transforms/random_solarize.hpp>
 #include <conveyor/transforms/random_vertical_flip.hpp>
+#include <conveyor/transforms/timm_random_erasing.hpp>
 #include <conveyor/transforms/trivial_augment_wide.hpp>
 
 #include <variant>
@@ -54,7 +55,8 @@ using PixelTransforms =
                   RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                   GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
                   RandomErasing, RandomApply, RandomChoice, RandomOrder, Identity,
-                  RandomChannelPermutation, RandomPerspective, RandomPhotometricDistort, GaussianNoise>;
+                  RandomChannelPermutation, RandomPerspective, RandomPhotometricDistort, GaussianNoise,
+                  TimmRandomErasing>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;
