@@ -206,16 +206,20 @@ def _noise_on(t: Any, image: str) -> Any:
     return t
 
 
+def _only(t: Any, classes: Any) -> bool:
+    """Whether `t` is one of `classes`, or holds nothing but them."""
+    inner = getattr(t, "transforms", None)
+    return isinstance(t, classes) or bool(inner) and all(_only(s, classes) for s in inner)
+
+
 def _only_noise(t: Any) -> bool:
     """Whether `t` is a GaussianNoise, or holds nothing but them."""
-    inner = getattr(t, "transforms", None)
-    return isinstance(t, T.GaussianNoise) or bool(inner) and all(_only_noise(s) for s in inner)
+    return _only(t, T.GaussianNoise)
 
 
 def _only_erases(t: Any) -> bool:
     """Whether `t` is a RandomErasing, or holds nothing but them."""
-    inner = getattr(t, "transforms", None)
-    return isinstance(t, _ERASING) or bool(inner) and all(_only_erases(s) for s in inner)
+    return _only(t, _ERASING)
 
 
 def _casts_to_16_bits(t: Any) -> bool:

@@ -33,6 +33,7 @@
 #include <conveyor/ops/pixel/registry.hpp>
 #include <conveyor/transforms/fields.hpp>
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>
@@ -294,6 +295,14 @@ void draw_in_order(const Transforms& transforms, ProgramDraw& d, int position) {
 template <class Transform>
 [[nodiscard]] Stage stage(const Transform& t) {
   return std::visit([](const auto& x) { return transform_stage(x); }, t);
+}
+
+/// The latest stage of `transforms` (a range of variants), the uint8 image's when empty.
+template <class Transforms>
+[[nodiscard]] Stage latest_stage(const Transforms& transforms) {
+  Stage last = Stage::uint8;
+  for (const auto& t : transforms) last = std::max(last, stage(t));
+  return last;
 }
 
 /// Calls `f(name, stage)` for every transform that holds no others in `transforms` (a range of

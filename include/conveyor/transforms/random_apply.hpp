@@ -17,7 +17,6 @@
 #include <conveyor/transforms/program_draw.hpp>
 #include <conveyor/transforms/registry.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <variant>
 #include <vector>
@@ -57,11 +56,7 @@ inline int RandomApply::max_ops() const { return detail::ops_of_all(transforms);
 
 inline int RandomApply::nodes() const { return detail::container_nodes(transforms); }
 
-inline Stage RandomApply::stage() const {  // the latest of its transforms'
-  Stage last = Stage::uint8;
-  for (const PixelTransform& t : transforms) last = std::max(last, detail::stage(t));
-  return last;
-}
+inline Stage RandomApply::stage() const { return detail::latest_stage(transforms); }
 
 inline void RandomApply::draw(ProgramDraw& d, int position) const {
   CounterRng rng = d.stream(position);

@@ -109,11 +109,7 @@ inline int RandomChoice::max_ops() const {
 
 inline int RandomChoice::nodes() const { return detail::container_nodes(transforms); }
 
-inline Stage RandomChoice::stage() const {  // one for all, once validated; the latest before
-  Stage last = Stage::uint8;
-  for (const PixelTransform& t : transforms) last = std::max(last, detail::stage(t));
-  return last;
-}
+inline Stage RandomChoice::stage() const { return detail::latest_stage(transforms); }  // one for all, once validated
 
 inline std::size_t RandomChoice::pick(CounterRng& rng) const { return pick_index(rng, transforms.size(), p); }
 
