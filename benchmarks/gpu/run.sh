@@ -9,7 +9,7 @@
 # the libtorch example against the machine's PyTorch, the distributed example where there are two
 # GPUs, and print a summary table last. Logs go to $OUT (or ./gpu-check-out).
 #
-#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats|decode|serve|kernels]  # from the repository root; default all
+#   benchmarks/gpu/run.sh [all|check|perf|distributed|profile|python|formats|decode|serve|timm|kernels]  # from the repository root; default all
 #
 # check: the tests, the sanitizers, the checksums, the distributed and libtorch examples, the
 # Python package (built with pip into a venv that sees the machine's torch) with its tests and
@@ -25,6 +25,10 @@
 # and 16 workers, torchvision's decode_jpeg(device="cuda") with v2 transforms beside them, and
 # NVIDIA DALI's mixed decoder against decode auto and cpu in one interleaved run on the ImageNet-like,
 # dense and native sets (where installed);
+# timm (part of perf): the gpu-labelled tests, then timm's DeiT training pipeline (create_transform with
+# auto_augment="rand-m9-mstd0.5-inc1", re_prob 0.25, bicubic) from timm's own loader, the DataLoader and
+# conveyor.Loader on the ImageNet-like set, 16 workers (timm from a wheel carried in .whl/, installed
+# without its dependencies: timm.data needs only torch, torchvision and Pillow);
 # serve (part of perf): the request path: its GPU tests (and under memcheck), conveyor-latency
 # for requests of 1, 8 and 32 images from 1 and 32 clients, torchvision's PIL and
 # decode_jpeg(device="cuda") paths beside them, and a soak of 100,000 requests;
@@ -56,8 +60,8 @@ export CONVEYOR_TEST_DATA=${CONVEYOR_TEST_DATA:-$PWD/.testdata}
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 build=build-gpu
 part=${1:-all}
-case $part in all | check | perf | distributed | profile | python | formats | decode | serve | kernels) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats|decode|serve|kernels]" >&2; exit 2 ;; esac
-want() { [ "$part" = all ] || [ "$part" = "$1" ] || { { [ "$1" = formats ] || [ "$1" = decode ] || [ "$1" = serve ]; } && [ "$part" = perf ]; }; }
+case $part in all | check | perf | distributed | profile | python | formats | decode | serve | timm | kernels) ;; *) echo "usage: $0 [all|check|perf|distributed|profile|python|formats|decode|serve|timm|kernels]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ] || { { [ "$1" = formats ] || [ "$1" = decode ] || [ "$1" = serve ] || [ "$1" = timm ]; } && [ "$part" = perf ]; }; }
 declare -A result
 
 step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records pass/FAIL
@@ -145,6 +149,7 @@ targets=()
 [ "$part" = formats ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset conveyor-pack)
 [ "$part" = decode ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset bench_nvjpeg)
 [ "$part" = serve ] && targets=(--target conveyor_cuda_tests conveyor-latency conveyor-make-dataset)
+[ "$part" = timm ] && targets=(--target conveyor_cuda_tests conveyor-make-dataset)
 step build cmake --build $build -j "$(nproc)" "${targets[@]}"
 [ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
 bench=$build/tools/conveyor-bench
@@ -155,7 +160,7 @@ if [ "$part" != profile ] && [ "$part" != kernels ]; then
   if [ -d "$CONVEYOR_TEST_DATA/photos" ]; then
     [ -d "$inet" ] || step make_dataset "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" \
       --out "$inet" --count 5000 --classes 100 --seed 1
-    [ -d "$inet10" ] || [ "$part" = formats ] || [ "$part" = decode ] || [ "$part" = serve ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
+    [ -d "$inet10" ] || [ "$part" = formats ] || [ "$part" = decode ] || [ "$part" = serve ] || [ "$part" = timm ] || "$build/tools/conveyor-make-dataset" --photos "$CONVEYOR_TEST_DATA/photos" --out "$inet10" \
       --count 5000 --classes 10 --seed 2 > /dev/null
   else
     not_run make_dataset "no test photos at $CONVEYOR_TEST_DATA/photos: no throughput, training or distributed runs"
@@ -177,7 +182,7 @@ if [ "$part" != distributed ] && [ "$part" != profile ] && [ "$part" != formats 
     install=(env CMAKE_PREFIX_PATH="$deps/usr" python3 -m pip install --no-build-isolation --no-index --no-deps .
              --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=90)
     for define in "${jpeg[@]}"; do install+=("--config-settings=cmake.define.${define#-D}"); done
-    if [ "$part" = check ] || [ "$part" = all ]; then bg_step python_install "${install[@]}"; else step python_install "${install[@]}"; fi
+    if [ "$part" = check ] || [ "$part" = all ] || [ "$part" = timm ]; then bg_step python_install "${install[@]}"; else step python_install "${install[@]}"; fi
   fi
 fi
 py=python3
@@ -194,6 +199,10 @@ if [ "$part" = kernels ]; then
   tests=$build/tests/cuda/conveyor_cuda_tests
   sanitize sanitize_memcheck memcheck "[kernels]"
   step bench_pipeline "$build/benchmarks/bench_pipeline" --data examples/data/samples --benchmark_filter='^kernel'
+fi
+
+if [ "$part" = timm ]; then
+  step gpu_tests ctest --test-dir $build -L gpu --no-tests=error --output-on-failure -j 1
 fi
 
 if want check; then
@@ -276,6 +285,20 @@ elif want check || [ "$part" = python ]; then
   else
     not_run python_train "no 10-class set"
   fi
+fi
+
+# timm's DeiT pipeline: its loader, the DataLoader and conveyor, 16 workers, 2 epochs of the 5,000 files.
+timm_wheel=$(ls .whl/timm-*.whl 2> /dev/null | head -n 1)
+if want timm && [ -z "$python" ]; then
+  not_run compare_timm "the Python package did not install (python_install)"
+elif want timm && [ ! -d "$inet" ]; then
+  not_run compare_timm "no ImageNet-like set"
+elif want timm && [ -z "$timm_wheel" ]; then
+  not_run compare_timm "no timm wheel in .whl/ (pip download timm --no-deps -d .whl)"
+elif want timm; then
+  "$py" -c 'import timm.data' 2> /dev/null || "$py" -m pip install -q --no-index --no-deps "$timm_wheel" > "$logs/timm_install.log" 2>&1
+  step compare_timm env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/timm_vs_conveyor.py --data "$inet" --device cuda \
+    --workers 16 --epochs 2
 fi
 
 if want check && { [ ! -d "$inet10" ] || [ -z "$torch_prefix" ]; }; then
@@ -543,6 +566,7 @@ fi
   grep -A 8 '^| workers' "$logs/compare.log" 2> /dev/null
   echo
   grep -A 4 '^| workers' "$logs/python_vs_bench.log" 2> /dev/null
+  grep -A 3 '^| DeiT' "$logs/compare_timm.log" 2> /dev/null
   tail -n 3 "$logs/python_tests.log" 2> /dev/null
   grep -E '^loss|img/s' "$logs/python_train.log" 2> /dev/null
   echo

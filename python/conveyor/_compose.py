@@ -81,11 +81,13 @@ def _ours(t: Any, where: str) -> Any:
             if len(modes) == 2:  # interpolation="random": random.choice of the two, per image
                 made._random_interpolation = modes[1]
             return made
+        if name == "RandAugment":
+            return _timm_rand_augment(t, where)
         raise _conveyor.ConfigError(
             f"{where} ({name}) is timm's ({module}), which conveyor does not run yet: timm's evaluation "
-            "transforms run, and its training transforms without auto_augment (its "
-            "RandomResizedCropAndInterpolation, torchvision v1's flip and ColorJitter, MaybeToTensor, Normalize, "
-            "its RandomErasing); for its policies, torchvision v2's after ToImage")
+            "transforms run, and its training transforms with auto_augment=\"rand-...\" or none (its "
+            "RandomResizedCropAndInterpolation, torchvision v1's flip and ColorJitter, RandAugment, MaybeToTensor, "
+            "Normalize, its RandomErasing); for other policies, torchvision v2's after ToImage")
     ours = getattr(T, name, None) if module.startswith("torchvision.transforms") else None
     if name == "ConvertImageDtype" and _is_v1(t):
         # v1's convert_image_dtype divides uint8 by 255 (v2's multiplies by 1/255): ToTensor's float32
@@ -128,6 +130,44 @@ def _ours(t: Any, where: str) -> Any:
     if _is_v1(t) and name in _V1_ON_PIL | {"RandomCrop"}:
         made._v1 = True  # to be refused on a tensor; v1's RandomCrop pads twice
     return made
+
+
+def _timm_rand_augment(t: Any, where: str) -> Any:
+    """timm's RandAugment (rand_augment_transform's) as TimmRandAugment: its ops one of timm's two
+    lists, sharing one AugmentOp configuration (as rand_augment_transform makes them)."""
+    from timm.data import auto_augment as aa
+
+    def refuse(why: str) -> None:
+        raise _conveyor.ConfigError(f"{where} (RandAugment) is timm's, which conveyor runs as "
+                                    f"rand_augment_transform makes it, but {why}")
+
+    if t.choice_weights is not None:
+        refuse("it chooses its ops by weight (the config's \"tweights\" or \"t3aw\"): conveyor draws them uniformly")
+    names = [op.name for op in t.ops]
+    if names not in (list(aa._RAND_TRANSFORMS), list(aa._RAND_INCREASING_TRANSFORMS)):
+        refuse(f"its ops are {names}: conveyor runs timm's _RAND_TRANSFORMS and _RAND_INCREASING_TRANSFORMS "
+               "(the config's \"inc\"), not the \"t\" sets")
+    first = t.ops[0]
+
+    def shared(op: Any) -> Tuple[Any, ...]:
+        return (op.prob, op.magnitude, op.magnitude_std, op.magnitude_max, op.kwargs.get("fillcolor"),
+                op.kwargs.get("resample"), op.hparams.get("translate_pct", 0.45))
+    if any(shared(op) != shared(first) for op in t.ops):
+        refuse("its ops differ in probability, magnitude or hparams: rand_augment_transform gives them one")
+    resample = first.kwargs["resample"]
+    if isinstance(resample, (tuple, list)):
+        if sorted(int(r) for r in resample) != [2, 3]:  # Image.Resampling.BILINEAR, BICUBIC
+            refuse(f"it draws its resampling from {list(resample)}: conveyor draws from (BILINEAR, BICUBIC)")
+        interpolation = None
+    else:
+        interpolation = {0: "nearest", 2: "bilinear", 3: "bicubic"}.get(int(resample))
+        if interpolation is None:
+            refuse(f"its resampling is {resample}: Image.transform takes NEAREST, BILINEAR or BICUBIC")
+    return T.TimmRandAugment(num_layers=t.num_layers, magnitude=float(first.magnitude), prob=float(first.prob),
+                             magnitude_std=float(first.magnitude_std), magnitude_max=first.magnitude_max,
+                             increasing=names == list(aa._RAND_INCREASING_TRANSFORMS),
+                             img_mean=tuple(first.kwargs["fillcolor"]), interpolation=interpolation,
+                             translate_pct=float(first.hparams.get("translate_pct", 0.45)))
 
 
 def _without_name(message: str, name: str) -> str:

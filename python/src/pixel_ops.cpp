@@ -103,7 +103,8 @@ class Arguments {
     const std::string mode = get<std::string>("interpolation", std::string("nearest"));
     if (mode == "nearest") return px::Interpolation::nearest;
     if (mode == "bilinear") return px::Interpolation::bilinear;
-    throw conveyor::ConfigError(op_ + ": interpolation must be 'nearest' or 'bilinear', got '" + mode + "'");
+    if (mode == "bicubic") return px::Interpolation::bicubic;
+    throw conveyor::ConfigError(op_ + ": interpolation must be 'nearest', 'bilinear' or 'bicubic', got '" + mode + "'");
   }
   void expect_all_read() const {
     for (auto item : kwargs_) {
@@ -159,6 +160,13 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
   }
   else if (name == "posterize") op = px::posterize(a.get<int>("bits"));
   else if (name == "solarize") op = px::solarize(a.get<double>("threshold"));
+  else if (name == "solarize_add") op = px::solarize_add(a.get<int>("add"), a.get<int>("thresh", 128));  // timm's
+  else if (name == "transform_affine") {  // Image.transform(size, AFFINE, matrix, resample, fillcolor=fill)
+    const auto m = a.get<std::vector<double>>("matrix");
+    if (m.size() != 6) throw conveyor::ConfigError("transform_affine: matrix must hold 6 numbers");
+    op = px::pil::transform_affine({m[0], m[1], m[2], m[3], m[4], m[5]}, a.interpolation(), a.channels("fill"), width,
+                                   height);
+  }
   else if (name == "autocontrast") op = px::autocontrast();
   else if (name == "equalize") op = px::equalize();
   else if (name == "gaussian_blur") {

@@ -1,5 +1,5 @@
 """Two samples compared as distributions, for the parity tests of random draws: a category's
-share (five standard errors) and a Kolmogorov-Smirnov distance (its 0.001 critical value)."""
+share (five standard errors) and a Kolmogorov-Smirnov distance (its critical value, at 0.001 by default)."""
 import collections
 import math
 
@@ -16,8 +16,10 @@ def same_categories(a, b, what, categories=2):
     assert len(ca) >= categories, f"{what}: {len(ca)} categories, the comparison would be vacuous"
 
 
-def same_distribution(a, b, what):
-    """The two-sample Kolmogorov-Smirnov distance under its 0.001 critical value."""
+def same_distribution(a, b, what, alpha=0.001):
+    """The two-sample Kolmogorov-Smirnov distance under its critical value at `alpha` (a test making
+    many comparisons passes a smaller one, so that all of them together fail a matching
+    distribution at about 0.001)."""
     a, b = sorted(a), sorted(b)
     i = j = 0
     d = 0.0
@@ -28,4 +30,5 @@ def same_distribution(a, b, what):
         while j < len(b) and b[j] == x:
             j += 1
         d = max(d, abs(i / len(a) - j / len(b)))
-    assert d < 1.95 * math.sqrt((len(a) + len(b)) / (len(a) * len(b))), f"{what}: KS distance {d:.4f}"
+    c = math.sqrt(-math.log(alpha / 2) / 2)
+    assert d < c * math.sqrt((len(a) + len(b)) / (len(a) * len(b))), f"{what}: KS distance {d:.4f}"

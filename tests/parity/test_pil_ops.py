@@ -38,14 +38,16 @@ OPS = {
     "gaussian_blur": [{"kernel_size": [3, 3], "sigma": [0.7, 0.7]}, {"kernel_size": [5, 9], "sigma": [1.3, 2.1]}],
     # Image.rotate: its shortcuts (0, 180, and 90 / 270 on squares), the fixed-point engine, bilinear
     "rotate": [{"angle": a, "interpolation": i} for a in (0.0, 90.0, 180.0, -90.0, 33.3, -127.1, 359.9, 1e-9, 720.0)
-               for i in ("nearest", "bilinear")] + [
+               for i in ("nearest", "bilinear", "bicubic")] + [
         {"angle": 12.5, "interpolation": "nearest", "fill": [10.0, 200.0, 30.7]},
         {"angle": 90.0, "interpolation": "bilinear", "fill": [255.0, 0.0, 9.0], "center": [3.0, 5.0]},
-        {"angle": -45.0, "interpolation": "nearest", "center": [0.0, 0.0]}],
+        {"angle": -45.0, "interpolation": "nearest", "center": [0.0, 0.0]},
+        {"angle": 21.7, "interpolation": "bicubic", "fill": [124.0, 116.0, 104.0]},
+        {"angle": -3.3, "interpolation": "bicubic", "center": [1.0, 2.5]}],
     # Image.transform with v2's matrix: the scale, fixed-point, stepped (far outside) and bilinear engines
     "affine": [
         {"angle": 17.5, "translate": [3, -2], "scale": 1.1, "shear": [5.0, -3.0], "interpolation": i}
-        for i in ("nearest", "bilinear")] + [
+        for i in ("nearest", "bilinear", "bicubic")] + [
         {"angle": 0.0, "translate": [1, 2], "scale": 0.8, "shear": [0.0, 0.0], "interpolation": "nearest"},
         {"angle": 0.0, "translate": [5, 0], "scale": 1.0, "shear": [0.0, 0.0], "interpolation": "nearest",
          "fill": [1.0, 2.0, 3.0]},
@@ -53,7 +55,9 @@ OPS = {
          "center": [0.0, 0.0]},
         {"angle": 3.0, "translate": [40000, 7], "scale": 1.0, "shear": [0.0, 0.0], "interpolation": "nearest"},
         {"angle": -61.0, "translate": [0, 0], "scale": 1.7, "shear": [-10.0, 25.0], "interpolation": "bilinear",
-         "fill": [99.0, 98.0, 97.0], "center": [-4.0, 100.5]}],
+         "fill": [99.0, 98.0, 97.0], "center": [-4.0, 100.5]},
+        {"angle": 40.0, "translate": [-2, 3], "scale": 0.6, "shear": [12.0, -7.0], "interpolation": "bicubic",
+         "fill": [0.0, 255.0, 128.0]}],
 }
 PER_PIXEL = ("adjust_brightness", "adjust_saturation", "adjust_hue", "rgb_to_grayscale", "invert", "posterize",
              "solarize")
@@ -131,6 +135,41 @@ def test_an_op_on_the_photos(photos):
             assert_same(array, name, kwargs)
 
 
+# Image.transform(size, AFFINE, matrix) with timm's matrices (its shears, fractional translations in
+# pixels) and others, each filter, fill or none
+MATRICES = [(1.0, 0.27, 0.0, 0.0, 1.0, 0.0), (1.0, 0.0, 0.0, -0.3, 1.0, 0.0), (1.0, 0.0, -13.37, 0.0, 1.0, 0.0),
+            (1.0, 0.0, 0.0, 0.0, 1.0, 0.4999), (0.9, -0.2, 3.25, 0.15, 1.1, -2.5), (1.0, 0.0, 0.0, 0.0, 1.0, 0.0)]
+
+
+@pytest.mark.parametrize("interpolation", ["nearest", "bilinear", "bicubic"])
+def test_image_transform_with_a_matrix_on_random_images_and_the_photos(noise, photos, interpolation):
+    resample = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC}[interpolation]
+    arrays = noise + [np.asarray(Image.open(p).convert("RGB").resize((97 + k, 71 + k), Image.BILINEAR))
+                      for k, p in enumerate(sorted(pathlib.Path(photos).rglob("*.jpg"))[:3])]
+    for array in arrays:
+        h, w, _ = array.shape
+        for m in MATRICES:
+            for fill in (None, (124, 116, 104)):
+                kwargs = {"matrix": list(m), "interpolation": interpolation}
+                if fill:
+                    kwargs["fill"] = [float(v) for v in fill]
+                got = ours(array, "transform_affine", kwargs)
+                expected = np.asarray(Image.fromarray(array).transform((w, h), Image.AFFINE, m, resample,
+                                                                        fillcolor=fill))
+                assert np.array_equal(got, expected), (
+                    f"{m} {interpolation} fill {fill} on {w} x {h}: {(got != expected).sum()} values differ")
+
+
+def test_timms_solarize_add_on_every_colour(every_colour):
+    """timm's solarize_add (Image.point with its table) at its levels' ends and between."""
+    aa = pytest.importorskip("timm.data.auto_augment")
+    for add in (0, 1, 57, 110, 128):
+        for thresh in (128, 0, 256, 200):
+            got = ours(every_colour, "solarize_add", {"add": add, "thresh": thresh})
+            expected = np.asarray(aa.solarize_add(Image.fromarray(every_colour), add, thresh))
+            assert np.array_equal(got, expected), (add, thresh)
+
+
 def test_an_op_pillow_does_not_run_on_its_images_is_refused():
     with pytest.raises(_conveyor.ConfigError, match="no pixel op 'erase' on PIL images"):
         _conveyor._apply_pixel_program(bytes(12), 2, 2, [("erase", {"i": 0, "j": 0, "h": 1, "w": 1, "v": 0.0})],
@@ -167,15 +206,15 @@ def _collinear(points):
                for a, b, c in ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)))
 
 
-@pytest.mark.parametrize("interpolation", ["nearest", "bilinear"])
+@pytest.mark.parametrize("interpolation", ["nearest", "bilinear", "bicubic"])
 def test_perspective_on_random_images_and_the_photos(noise, photos, interpolation):
     """Image.transform(PERSPECTIVE) from the corners, as v1's and v2's perspective call it (torchvision
     solving the coefficients with LAPACK), on images from 2 x 2 up and the photos, corners drawn as
     RandomPerspective draws them and outside the image: equal. Where a coefficient is exactly 0 (the
     corners themselves, or moved along an axis alike) LAPACK leaves a residue of about 1e-15 that
     Pillow's double arithmetic keeps, and which depends on the machine's MKL: a sample exactly on a
-    pixel boundary then truncates the other way in torchvision (conveyor uses the exact 0: a bilinear
-    value a level apart, a nearest one the neighbour's). Those maps are held to a level (bilinear)
+    pixel boundary then truncates the other way in torchvision (conveyor uses the exact 0: a bilinear or bicubic
+    value a level apart, a nearest one the neighbour's). Those maps are held to a level (bilinear, bicubic)
     and to 2 % of the values (nearest), and counted."""
     rng = np.random.default_rng(23)
     arrays = [a for a in noise if min(a.shape[:2]) >= 5]  # smaller ones: maps too ill-conditioned to compare
@@ -207,7 +246,7 @@ def test_perspective_on_random_images_and_the_photos(noise, photos, interpolatio
                 for functional in (F1, F2):
                     expected = theirs(array, "perspective", kwargs, functional).astype(int)
                     difference = np.abs(got - expected)
-                    if interpolation == "bilinear":  # every sample on a pixel centre for the identity
+                    if interpolation != "nearest":  # continuous in the position: a level at most
                         assert difference.max() <= 1, (w, h, end)
                     else:  # a sample exactly on a boundary between pixels
                         assert (difference > 0).mean() <= 0.02, (w, h, end)

@@ -134,6 +134,13 @@ PIPELINES = {
     "v2 photometric distortion on PIL images, then tensors": lambda: v2.Compose([
         v2.RandomResizedCrop(112), v2.RandomPhotometricDistort(p=0.7), v2.ToImage(),
         v2.RandomPhotometricDistort(contrast=(0.2, 1.8), hue=(-0.5, 0.5), p=0.6), v2.ToDtype(torch.float32, scale=True)]),
+    "v1 bicubic rotations, affine maps, perspective and policies": lambda: v1.Compose([
+        v1.RandomResizedCrop(96, interpolation=v1.InterpolationMode.BICUBIC),
+        v1.RandomRotation(35, interpolation=v1.InterpolationMode.BICUBIC, fill=(124, 116, 104)),
+        v1.RandomAffine(20, translate=(0.1, 0.2), scale=(0.8, 1.2), shear=8,
+                        interpolation=v1.InterpolationMode.BICUBIC),
+        v1.RandomPerspective(0.4, p=0.7, interpolation=v1.InterpolationMode.BICUBIC),
+        v1.RandAugment(interpolation=v1.InterpolationMode.BICUBIC), v1.ToTensor()]),
     "v1 perspective": lambda: v1.Compose([
         v1.RandomResizedCrop(112), v1.RandomPerspective(0.5, p=0.8), v1.RandomHorizontalFlip(),
         v1.RandomPerspective(0.3, p=0.6, interpolation=v1.InterpolationMode.NEAREST, fill=(10, 20, 30)),
@@ -163,6 +170,17 @@ try:  # timm's training transforms: its crop's calls are torchvision's resized_c
         "timm train, bicubic, jitter 0.3, hflip 0.7": lambda: timm_data.create_transform(
             (3, 112, 144), is_training=True, interpolation="bicubic", color_jitter=0.3, hflip=0.7,
             scale=(0.25, 1.0), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)),
+        # timm's RandAugment: DeiT's recipe, and its variants (no noise, uniform noise, mmax, 3 layers,
+        # every op applied, the plain list, a filter drawn per op)
+        "timm train, rand-m9-mstd0.5-inc1, erasing": lambda: timm_data.create_transform(
+            112, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25),
+        "timm train, rand-m9-mstd0.5, random interpolation": lambda: timm_data.create_transform(
+            96, is_training=True, auto_augment="rand-m9-mstd0.5", interpolation="random"),
+        "timm train, rand-m15-n3-mstd101-mmax20-inc1-p1.0, bicubic": lambda: timm_data.create_transform(
+            96, is_training=True, auto_augment="rand-m15-n3-mstd101-mmax20-inc1-p1.0", interpolation="bicubic",
+            mean=(0.3, 0.6, 0.9)),
+        "timm train, rand-m10-n4-p0.9, nearest": lambda: timm_data.create_transform(
+            80, is_training=True, auto_augment="rand-m10-n4-p0.9", interpolation="nearest"),
     })
 except ImportError:
     pass
@@ -185,6 +203,9 @@ def _replay(path, calls, compose, on_pil):
         if name in pil_calls and isinstance(x, Image.Image):
             x = pil_calls[name](x, **kwargs)
             continue
+        if name.startswith("timm."):  # timm's policies' ops (timm.data.auto_augment), on the PIL image
+            x = _timm_op(x, name[len("timm."):], kwargs)
+            continue
         if k < on_pil:  # v1's functionals for a v1 Compose; v2's take PIL images to its PIL kernels
             # (perspective's calls give v2's coefficients, which v1's functional does not take: v2's
             # runs the same Image.transform)
@@ -200,6 +221,17 @@ def _replay(path, calls, compose, on_pil):
             x = F1.pil_to_tensor(x)  # where the Compose's ToImage stands
         x = getattr(v2.functional, name)(x, **kwargs)
     return x if finished else _finish(x, tail)
+
+
+def _timm_op(x, name, kwargs):
+    """timm's op `name` (auto_augment.py's function) with conveyor's drawn arguments; fewer than one bit
+    kept by posterize as Pillow 12 kept them, where Pillow 13 raises (timm_augment_ops.hpp)."""
+    from timm.data import auto_augment as aa
+    if "fillcolor" in kwargs:
+        kwargs = dict(kwargs, fillcolor=tuple(kwargs["fillcolor"]), resample=Image.Resampling(kwargs["resample"]))
+    if name == "posterize" and kwargs["bits_to_keep"] < 1:
+        return x.point([0] * 256 * 3)
+    return getattr(aa, name)(x, **kwargs)
 
 
 def _erased_values(x, kwargs):
@@ -337,12 +369,25 @@ def test_timms_evaluation_transform_equals_timm(photos, name):
 
 def test_timms_training_transforms_beyond_the_basic_are_refused_naming_timm():
     """Its training transforms run (PIPELINES' "timm train": a filter drawn per image, its
-    RandomErasing); its policies are refused, naming timm."""
+    RandAugment and RandomErasing); its other policies are refused, naming timm."""
     timm_data = pytest.importorskip("timm.data")
     random = conveyor.ImageAugment.from_transforms(timm_data.create_transform(96, is_training=True,
                                                                              interpolation="random"))
     assert (random.resampling, random.random_resampling) == ("pil_bilinear", "pil_bicubic")
-    with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(RandAugment\) is timm's"):
-        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(
-            224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1"))
+    deit = conveyor.ImageAugment.from_transforms(timm_data.create_transform(
+        224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", interpolation="bicubic"))
+    assert deit.transforms[0] == conveyor.transforms.TimmRandAugment(
+        num_layers=2, magnitude=9.0, prob=0.5, magnitude_std=0.5, magnitude_max=None, increasing=True,
+        img_mean=(124, 116, 104), interpolation="bicubic", translate_pct=0.45)
+    for policy, name in [("original-mstd0.5", "AutoAugment"), ("augmix-m5-w3-d2", "AugMixAugment")]:
+        with pytest.raises(conveyor.ConfigError, match=rf"^transform 2 \({name}\) is timm's .*for other policies, "
+                                                       r"torchvision v2's after ToImage"):
+            conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(
+                224, is_training=True, auto_augment=policy))
+    for policy, why in [("rand-m9-tweights", r"it chooses its ops by weight \(the config's \"tweights\" or \"t3aw\"\)"),
+                        ("rand-m9-t3a", r"its ops are \['SolarizeIncreasing', 'Desaturate', 'GaussianBlur'\]")]:
+        with pytest.raises(conveyor.ConfigError, match=rf"^transform 2 \(RandAugment\) is timm's, which conveyor "
+                                                       rf"runs as rand_augment_transform makes it, but {why}"):
+            conveyor.ImageAugment.from_transforms(timm_data.create_transform(96, is_training=True,
+                                                                             auto_augment=policy))
 

@@ -1,5 +1,5 @@
 """Every pixel transform conveyor registers (its C++ declaration, from which the Python class is made)
-against torchvision 0.29's class of the same name: the same arguments in the same order, the same
+against torchvision 0.29's class of the same name (or another library's, below): the same arguments in the same order, the same
 defaults, required where torchvision's has no default. A transform whose declaration drifts from
 torchvision's signature fails here, whatever else its tests check."""
 import dataclasses
@@ -30,6 +30,10 @@ OTHER_DEFAULTS = {("Grayscale", "num_output_channels")}
 OURS = {(name, "v1") for name in ("RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment")}
 OURS_DEFAULTS = {"v1": False, "image": "float32"}
 OURS |= {("GaussianNoise", "image")}
+# Registered transforms of other libraries made by a function from a config string rather than a
+# class of their arguments: timm's RandAugment (rand_augment_transform parses "rand-m9-..." and its
+# hparams). Its plain config ("rand"), compiled as the Loader compiles it, is conveyor's defaults.
+FROM_CONFIG = {"TimmRandAugment": ("timm.data.auto_augment", "rand_augment_transform", "rand")}
 
 
 def _plain(value):
@@ -45,6 +49,16 @@ def _plain(value):
 
 @pytest.mark.parametrize("name", [entry[0] for entry in _conveyor.pixel_transform_schema()])
 def test_a_registered_transform_takes_torchvision_arguments_in_order_with_its_defaults(name):
+    if name in FROM_CONFIG:
+        from conveyor import _compose
+        module, function, config = FROM_CONFIG[name]
+        made = _compose._ours(getattr(pytest.importorskip(module), function)(config), "transform 0")
+        for field in dataclasses.fields(made):
+            value, default = _plain(getattr(made, field.name)), _plain(field.default)
+            if isinstance(value, tuple) and not isinstance(default, tuple):
+                default = (default,) * len(value)  # one fill value for every channel
+            assert value == default, f"{name}.{field.name}: {function}({config!r}) gives {value}"
+        return
     if name in OTHER_LIBRARIES:
         module, cls = OTHER_LIBRARIES[name]
         theirs = inspect.signature(getattr(pytest.importorskip(module), cls)).parameters
@@ -72,4 +86,4 @@ def test_every_torchvision_transform_conveyor_takes_is_registered_or_a_pipeline_
     registered = {entry[0] for entry in _conveyor.pixel_transform_schema()}
     classes = {n for n in T.__all__ if isinstance(getattr(T, n), type) and dataclasses.is_dataclass(getattr(T, n))}
     assert classes == registered | steps
-    assert all(hasattr(v2, n) for n in classes - set(OTHER_LIBRARIES))
+    assert all(hasattr(v2, n) for n in classes - set(OTHER_LIBRARIES) - set(FROM_CONFIG))

@@ -88,7 +88,8 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
     }
   };
   const auto interpolation = [&] { return rng.below(2) ? px::Interpolation::bilinear : px::Interpolation::nearest; };
-  switch (rng.below(28)) {
+  const auto pil_interpolation = [&] { return static_cast<px::Interpolation>(rng.below(3)); };  // bicubic too
+  switch (rng.below(30)) {
     case 0: return px::adjust_brightness(pick({0.0, 1.0, 2.0}, 0.0, 2.5));
     case 1: return px::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
     case 2: return px::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5));
@@ -134,7 +135,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
       a.translate = {std::floor(rng.uniform(-0.3, 0.3) * width), std::floor(rng.uniform(-0.3, 0.3) * height)};
       a.scale = pick({1.0}, 0.7, 1.4);
       a.shear = {pick({0.0}, -30.0, 30.0), pick({0.0}, -30.0, 30.0)};
-      a.interpolation = interpolation();
+      a.interpolation = pil_interpolation();
       a.fill = maybe_fill();
       if (rng.below(3) == 0) a.center = std::array{rng.uniform(-2.0 * width, 2.0 * width), 0.0};
       return px::pil::affine(a, width, height);
@@ -146,12 +147,20 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
     }
     case 23:
       return px::pil::rotate({.angle = pick({0.0, 90.0, 180.0, 270.0, -90.0, 1e-9}, -360.0, 360.0),
-                              .interpolation = interpolation(), .fill = maybe_fill()},
+                              .interpolation = pil_interpolation(), .fill = maybe_fill()},
                              width, height);
     case 25: return px::gaussian_noise(pick({0.0, 0.5, -0.5}, -0.5, 0.5), pick({0.0, 1.0, 20.0}, 0.0, 0.5), rng.below(2),
                                        rng.next_u64());
     case 26: return px::gaussian_noise_float(pick({0.0, 0.5, -0.5}, -1.0, 1.0), pick({0.0, 1.0, 3.0}, 0.0, 0.5),
                                              rng.below(2), rng.next_u64());
+    case 27: return px::solarize_add(static_cast<int>(rng.below(129)), rng.below(4) ? 128 : static_cast<int>(rng.below(257)));
+    case 28: {  // timm's shears and fractional translations: Image.transform with its own matrix
+      const double shear = pick({0.0, 0.3, -0.3}, -0.3, 0.3), shift = pick({0.0, 0.5}, -0.45, 0.45);
+      const bool x_axis = rng.below(2);
+      const std::array<double, 6> m = x_axis ? std::array{1.0, shear, shift * width, 0.0, 1.0, 0.0}
+                                             : std::array{1.0, 0.0, 0.0, shear, 1.0, shift * height};
+      return px::pil::transform_affine(m, pil_interpolation(), maybe_fill(), width, height);
+    }
     default: {
       const int h = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(height)));
       const int w = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(width)));

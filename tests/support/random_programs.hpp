@@ -173,11 +173,13 @@ void arbitrary(Choices& c, std::optional<T>& v, int depth) {
 template <class T>
 conveyor::PixelTransform filled(Choices& c, int depth) {
   T t{};
+  // a required argument (an empty optional by default) given mostly; others kept now and then, more
+  // often where there are many (so that a transform of nine fields is still valid now and then)
+  const std::uint32_t odds = std::size(T::fields) > 5 ? 3 : 5;
   conveyor::for_each_field(t, [&](const conveyor::FieldName&, auto& field) {
-    // a required argument (an empty optional by default) given mostly; others kept now and then
     bool required = false;
     if constexpr (requires { field.has_value(); }) required = !field.has_value();
-    if (c.eighths(required ? 7 : 5)) arbitrary(c, field, depth);
+    if (c.eighths(required ? 7 : odds)) arbitrary(c, field, depth);
   });
   return t;
 }
@@ -194,6 +196,17 @@ conveyor::PixelTransform nth_transform(conveyor::TransformList<Ts...>, std::uint
 template <class... Ts>
 constexpr std::uint32_t transform_count(conveyor::TransformList<Ts...>) {
   return sizeof...(Ts);
+}
+
+/// Whether `t` is valid and runs on a PIL image.
+inline bool runs_on_pil(const conveyor::PixelTransform& t) {
+  try {
+    conveyor::validate_transforms({&t, 1});
+    conveyor::validate_pil_transforms({&t, 1}, 1);
+    return true;
+  } catch (const conveyor::ConfigError&) {
+    return false;
+  }
 }
 
 inline conveyor::PixelTransform random_transform(Choices& c, int depth) {
@@ -254,7 +267,9 @@ inline conveyor::ImageAugment random_augment(Choices& c) {
   if (c.eighths(4)) {  // the first transforms on a PIL image (those of the uint8 image, mostly): Pillow's ops, or refused
     std::uint32_t before_erasing = 0;
     while (before_erasing < a.transforms.size() && conveyor::detail::stage(a.transforms[before_erasing]) == conveyor::Stage::uint8) ++before_erasing;
-    a.pil_transforms = c.below((c.eighths(7) ? before_erasing : 7) + 1);
+    std::uint32_t on_pil = 0;  // the longest prefix that runs there (timm's ops run nowhere else)
+    while (on_pil < before_erasing && detail::runs_on_pil(a.transforms[on_pil])) ++on_pil;
+    a.pil_transforms = c.coin() ? on_pil : c.below((c.eighths(7) ? before_erasing : 7) + 1);
   }
   return a;
 }

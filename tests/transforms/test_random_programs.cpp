@@ -44,7 +44,7 @@ TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on t
   conveyor_test::FuzzOutcome total;
   int ran = 0, views = 0, device = 0, refused_samples = 0;
   conveyor::CounterRng rng(20261206, 0, 0, conveyor::RngOp::user);
-  for (int k = 0; k < 6000; ++k) {
+  for (int k = 0; k < 9000; ++k) {
     const std::vector<std::uint8_t> bytes = conveyor_test::random_case(rng);
     INFO("case " << k);
     conveyor_test::FuzzOutcome o;

@@ -20,7 +20,7 @@ namespace conveyor {
 inline namespace v0 {
 
 namespace detail {
-inline constexpr const char* interpolation_names[] = {"nearest", "bilinear"};
+inline constexpr const char* interpolation_names[] = {"nearest", "bilinear", "bicubic"};
 }  // namespace detail
 
 /// One number or a sequence of two or four, as torchvision takes `degrees`, `shear` and `sigma`:

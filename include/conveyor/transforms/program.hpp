@@ -107,8 +107,19 @@ inline void validate_for_image(std::span<const PixelTransform> transforms, const
 
 namespace detail {
 
+/// Refuses an interpolation field of `t` that torch's kernels do not run here (bicubic: Pillow's only).
+template <class T>
+void expect_tensor_interpolations(const T& t) {
+  for_each_field(t, [](FieldName field, const auto& value) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, ops::pixel::Interpolation>)
+      expect_transform(value != ops::pixel::Interpolation::bicubic, T::name,
+                       std::string(field.name) + " bicubic runs on PIL images only (Pillow's): on a tensor, "
+                       "nearest or bilinear");
+  });
+}
+
 /// Checks that `t` (a variant), and what it holds, runs on a PIL image (`validate_pil`), or, not
-/// `pil`, on a tensor (`validate_tensor`, where a transform has it).
+/// `pil`, on a tensor (`validate_tensor`, where a transform has it, and no bicubic interpolation).
 template <bool pil, class Transform>
 void validate_on(const Transform& t) {
   std::visit(
@@ -124,6 +135,7 @@ void validate_on(const Transform& t) {
             }
           }
         } else if constexpr (!pil) {
+          expect_tensor_interpolations(x);
           if constexpr (requires { x.validate_tensor(); }) x.validate_tensor();
         } else if constexpr (requires { x.validate_pil(); }) {
           x.validate_pil();

@@ -29,8 +29,9 @@ namespace conveyor {
 inline namespace v0 {
 namespace ops::pixel {
 
-/// torchvision's InterpolationMode for affine and rotate.
-enum class Interpolation : std::int32_t { nearest = 0, bilinear = 1 };
+/// torchvision's InterpolationMode for affine, rotate and perspective. Bicubic is Pillow's (on PIL
+/// images; `expect_tensor_interpolation` refuses it for torch's kernels).
+enum class Interpolation : std::int32_t { nearest = 0, bilinear = 1, bicubic = 2 };
 
 /// affine's arguments, as torchvision's `F.affine` takes them.
 struct AffineParams {
@@ -196,6 +197,7 @@ struct Affine {
   static void check(const PixelOp& op, int width, int height) {
     detail::expect(op.i[3] == width && op.i[4] == height, name, "the record was made for another image size",
                    op.i[3] == width ? op.i[4] : op.i[3]);
+    detail::expect(op.i[0] == 0 || op.i[0] == 1, name, "interpolation is nearest (0) or bilinear (1)", op.i[0]);
     detail::expect(op.i[2] >= -1 && op.i[2] <= 3, name, "a shortcut turns 0 to 3 quarters (-1: none)", op.i[2]);
     detail::expect((op.i[2] != 1 && op.i[2] != 3) || width == height, name, "a quarter turn needs a square image",
                    op.i[2]);
@@ -209,9 +211,18 @@ inline void expect_fill(const std::optional<std::array<double, 3>>& fill) {
     for (double v : *fill) expect(v >= 0.0 && v <= 255.0, Affine::name, "fill values must be in [0, 255]", v);
 }
 
+/// The modes torch's kernels (grid_sample) run here: nearest and bilinear.
+inline void expect_tensor_interpolation(Interpolation interpolation, const char* op,
+                                        SourceLocation where = SourceLocation::current()) {
+  expect(interpolation != Interpolation::bicubic, op,
+         "bicubic runs on PIL images only (Pillow's); on a tensor, interpolation is nearest (0) or bilinear (1)",
+         static_cast<std::int32_t>(interpolation), where);
+}
+
 inline PixelOp affine_record(const std::array<double, 6>& matrix, Interpolation interpolation,
                              const std::optional<std::array<double, 3>>& fill, int quarter_turns, int width,
                              int height) {
+  expect_tensor_interpolation(interpolation, Affine::name);
   PixelOp op{.code = Affine::code};
   op.i[0] = static_cast<std::int32_t>(interpolation);
   op.i[1] = fill ? 1 : 0;

@@ -100,11 +100,12 @@ using Corners = std::array<std::array<std::int64_t, 2>, 4>;
 
 namespace detail {
 
-/// A record's interpolation: nearest (0) or bilinear (1).
-inline void expect_interpolation(std::int32_t mode, const char* op) {
+/// A record's interpolation: nearest (0) or bilinear (1), or bicubic (2) where `pillow`.
+inline void expect_interpolation(std::int32_t mode, const char* op, bool pillow = false) {
   expect(mode == static_cast<std::int32_t>(Interpolation::nearest) ||
-             mode == static_cast<std::int32_t>(Interpolation::bilinear),
-         op, "interpolation is nearest (0) or bilinear (1)", mode);
+             mode == static_cast<std::int32_t>(Interpolation::bilinear) ||
+             (pillow && mode == static_cast<std::int32_t>(Interpolation::bicubic)),
+         op, pillow ? "interpolation is nearest (0), bilinear (1) or bicubic (2)" : "interpolation is nearest (0) or bilinear (1)", mode);
 }
 
 /// perspective's checks of its coefficients, fill and image size (both ops').
@@ -157,6 +158,7 @@ struct Perspective {
 [[nodiscard]] inline PixelOp perspective(const std::array<float, 8>& c, Interpolation interpolation,
                                          const std::optional<std::array<double, 3>>& fill, int width, int height) {
   detail::expect_perspective(c, fill, width, height);
+  detail::expect_tensor_interpolation(interpolation, Perspective::name);
   PixelOp op{.code = Perspective::code};
   op.i[0] = static_cast<std::int32_t>(interpolation);
   op.i[1] = fill ? 1 : 0;

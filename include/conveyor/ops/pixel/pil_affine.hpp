@@ -1,13 +1,14 @@
 #pragma once
 /// @file
 /// torchvision's affine and rotate on a PIL image (RandomRotation, RandomAffine on PIL images),
-/// same size out, NEAREST or BILINEAR: `Image.transform(size, AFFINE, matrix, resample,
+/// same size out, NEAREST, BILINEAR or BICUBIC: `Image.transform(size, AFFINE, matrix, resample,
 /// fillcolor=fill)` as libImaging/Geometry.c runs it, pixel (x, y) from source position
 /// `matrix * (x + 0.5, y + 0.5, 1)`. NEAREST takes one of three engines, chosen as Pillow chooses:
 /// a scale alone (ImagingScaleAffine: positions stepped by repeated double additions), 16.16 fixed
 /// point while the corners map inside +-32768 (affine_fixed), else stepped doubles; each truncates a
 /// position to a pixel (negatives to -1). BILINEAR is the generic engine: the position in double,
-/// the two rows blended in double from the pixel at `position - 0.5` (edges clamped), truncated.
+/// the two rows blended in double from the pixel at `position - 0.5` (edges clamped), truncated;
+/// BICUBIC likewise over four rows and columns (Pillow's cubic with a = -1), clamped to [0, 255].
 /// Outside the image: the fill (torchvision's `fill`, truncated to integers; 0 by default).
 ///
 /// The matrices are the callers': `Image.rotate`'s (the angle modulo 360 in Python's sense, its
@@ -75,16 +76,60 @@ CONVEYOR_HD inline void pil_bilinear(const std::uint8_t* src, int width, int hei
   }
 }
 
+/// Geometry.c's BICUBIC(v, v1, v2, v3, v4, d): the cubic through four samples at offset `d`, its
+/// coefficients summed in the order written (integers when the samples are a row's bytes).
+[[nodiscard]] CONVEYOR_HD inline double pil_cubic(double v1, double v2, double v3, double v4, double d) noexcept {
+  using namespace exact;
+  const double p2 = add(-v1, v3), p3 = sub(add(mul(2.0, sub(v1, v2)), v3), v4), p4 = add(sub(add(-v1, v2), v3), v4);
+  return add(v2, mul(d, add(p2, mul(d, add(p3, mul(d, p4))))));
+}
+
+/// Geometry.c's bicubic_filter32RGB at source position (xx, yy), `fill` outside [0, size): four
+/// rows from the one above `position - 0.5` (the first clamped to the image, a later one outside it
+/// repeating the one before), each a cubic of four clamped columns, then the cubic of the rows,
+/// clamped to [0, 255] and truncated.
+CONVEYOR_HD inline void pil_bicubic(const std::uint8_t* src, int width, int height, double xx, double yy,
+                                    const float* fill, std::uint8_t* rgb) noexcept {
+  using namespace exact;
+  if (!(xx >= 0.0 && xx < static_cast<double>(width) && yy >= 0.0 && yy < static_cast<double>(height)))
+    return pil_pixel(src, width, height, -1, -1, fill, rgb);
+  xx = sub(xx, 0.5);
+  yy = sub(yy, 0.5);
+  const int x = static_cast<int>(::floor(xx)) - 1, y = static_cast<int>(::floor(yy)) - 1;
+  const double dx = sub(xx, static_cast<double>(x + 1)), dy = sub(yy, static_cast<double>(y + 1));
+  const auto clip = [](int v, int size) { return v < 0 ? 0 : v < size ? v : size - 1; };
+  int column[4];
+  for (int k = 0; k < 4; ++k) column[k] = clip(x + k, width) * 3;
+  for (int c = 0; c < 3; ++c) {
+    double v[4];
+    for (int k = 0; k < 4; ++k) {
+      const int row = y + k;
+      if (k > 0 && (row < 0 || row >= height)) {
+        v[k] = v[k - 1];
+        continue;
+      }
+      const std::uint8_t* in = src + std::int64_t{clip(row, height)} * width * 3 + c;
+      const int a = in[column[0]], b = in[column[1]], e = in[column[2]], f = in[column[3]];
+      // the bytes' differences in integers, as the macro computes them on UINT8 samples
+      v[k] = add(static_cast<double>(b), mul(dx, add(static_cast<double>(e - a),
+                                                     mul(dx, add(static_cast<double>(2 * (a - b) + e - f),
+                                                                 mul(dx, static_cast<double>(-a + b - e + f)))))));
+    }
+    const double out = pil_cubic(v[0], v[1], v[2], v[3], dy);
+    rgb[c] = out <= 0.0 ? std::uint8_t{0} : out >= 255.0 ? std::uint8_t{255} : static_cast<std::uint8_t>(out);
+  }
+}
+
 struct PilAffine {
   static constexpr std::int32_t code = 23;
   static constexpr OpKind kind = OpKind::neighbourhood;
   static constexpr const char* name = "affine";
   static constexpr bool pillow = true;
   /// How the record samples (i[0]).
-  enum Engine : std::int32_t { turn = 0, scale = 1, fixed = 2, stepped = 3, bilinear = 4 };
+  enum Engine : std::int32_t { turn = 0, scale = 1, fixed = 2, stepped = 3, bilinear = 4, bicubic = 5 };
   // turn: i[1] quarter turns counter-clockwise (0 copies); scale: d = a0, a2 + a0 / 2, a4, a5 + a4 / 2;
   // fixed: i[1..7) = a0, a1, a2 + (a0 + a1) / 2, a3, a4, a5 + (a3 + a4) / 2 in 16.16; stepped: d = a0,
-  // a1, a2 + a1 / 2 + a0 / 2, a3, a4, a5 + a4 / 2 + a3 / 2; bilinear: d = the matrix.
+  // a1, a2 + a1 / 2 + a0 / 2, a3, a4, a5 + a4 / 2 + a3 / 2; bilinear, bicubic: d = the matrix.
   // f[0, 3): the fill; f[3], f[4]: the width and height the record was made for.
   struct Prepared {};
   CONVEYOR_HD static void prepare(const PixelOp&, int, int, Prepared&) noexcept {}
@@ -118,17 +163,19 @@ struct PilAffine {
       }
       default: break;
     }
-    // bilinear: affine_transform, then bilinear_filter32RGB
+    // bilinear, bicubic: affine_transform, then bilinear_filter32RGB or bicubic_filter32RGB
     const double xin = static_cast<double>(x) + 0.5, yin = static_cast<double>(y) + 0.5;
-    pil_bilinear(src, width, height, add(add(mul(op.d[0], xin), mul(op.d[1], yin)), op.d[2]),
-                 add(add(mul(op.d[3], xin), mul(op.d[4], yin)), op.d[5]), op.f, rgb);
+    const double xx = add(add(mul(op.d[0], xin), mul(op.d[1], yin)), op.d[2]);
+    const double yy = add(add(mul(op.d[3], xin), mul(op.d[4], yin)), op.d[5]);
+    if (op.i[0] == bicubic) return pil_bicubic(src, width, height, xx, yy, op.f, rgb);
+    pil_bilinear(src, width, height, xx, yy, op.f, rgb);
   }
 
   /// The record holds the size it was made for; a quarter turn keeps a square image square.
   static void check(const PixelOp& op, int width, int height) {
     detail::expect(op.f[3] == static_cast<float>(width) && op.f[4] == static_cast<float>(height), name,
                    "the record was made for another image size", op.f[3]);
-    detail::expect(op.i[0] >= turn && op.i[0] <= bilinear, name, "no such sampling engine", op.i[0]);
+    detail::expect(op.i[0] >= turn && op.i[0] <= bicubic, name, "no such sampling engine", op.i[0]);
     detail::expect(op.i[0] != turn || ((op.i[1] == 0 || op.i[1] == 2) || width == height), name,
                    "a quarter turn needs a square image", op.i[1]);
   }
@@ -179,8 +226,8 @@ namespace pil {
     op.i[0] = engine;
     for (std::size_t k = 0; k < 6; ++k) op.d[k] = d[k];
   };
-  if (interpolation == Interpolation::bilinear) {
-    set(PilAffine::bilinear, a);
+  if (interpolation != Interpolation::nearest) {  // ImagingGenericTransform with the filter
+    set(interpolation == Interpolation::bilinear ? PilAffine::bilinear : PilAffine::bicubic, a);
   } else if (a[1] == 0.0 && a[3] == 0.0) {
     set(PilAffine::scale, {a[0], add(a[2], mul(a[0], 0.5)), a[4], add(a[5], mul(a[4], 0.5)), 0.0, 0.0});
   } else {

@@ -1,11 +1,12 @@
 #pragma once
 /// @file
-/// torchvision's perspective on a PIL image (RandomPerspective on PIL images), NEAREST or
-/// BILINEAR: `Image.transform(size, PERSPECTIVE, coefficients, resample, fillcolor=fill)` as
+/// torchvision's perspective on a PIL image (RandomPerspective on PIL images), NEAREST, BILINEAR
+/// or BICUBIC: `Image.transform(size, PERSPECTIVE, coefficients, resample, fillcolor=fill)` as
 /// libImaging/Geometry.c runs it: Pillow's generic engine, pixel (x, y) from source position
 /// `((a x' + b y' + c) / (g x' + h y' + 1), (d x' + e y' + f) / (g x' + h y' + 1))` for
 /// (x', y') = (x + 0.5, y + 0.5), in double (perspective_transform), then nearest_filter32 (the
-/// position truncated, negatives to -1) or bilinear_filter32RGB; the fill outside. The coefficients
+/// position truncated, negatives to -1), bilinear_filter32RGB or bicubic_filter32RGB (pil_affine.hpp);
+/// the fill outside. The coefficients
 /// are torchvision's float32 ones (perspective.hpp).
 
 #include <conveyor/config.hpp>
@@ -41,13 +42,15 @@ struct PilPerspective {
     const double yy = div(add(add(mul(op.d[3], xin), mul(op.d[4], yin)), op.d[5]), den);
     if (op.i[0] == static_cast<std::int32_t>(Interpolation::nearest))
       pil_pixel(src, width, height, pil_coord(xx), pil_coord(yy), op.f, rgb);
-    else
+    else if (op.i[0] == static_cast<std::int32_t>(Interpolation::bilinear))
       pil_bilinear(src, width, height, xx, yy, op.f, rgb);
+    else
+      pil_bicubic(src, width, height, xx, yy, op.f, rgb);
   }
   static void check(const PixelOp& op, int width, int height) {
     detail::expect(op.i[1] == width && op.i[2] == height, name, "the record was made for another image size",
                    op.i[1] == width ? op.i[2] : op.i[1]);
-    detail::expect_interpolation(op.i[0], name);
+    detail::expect_interpolation(op.i[0], name, true);
   }
 };
 

@@ -48,6 +48,7 @@
 #include <conveyor/ops/pixel/posterize.hpp>
 #include <conveyor/ops/pixel/rgb_to_grayscale.hpp>
 #include <conveyor/ops/pixel/solarize.hpp>
+#include <conveyor/ops/pixel/solarize_add.hpp>
 
 #include <cstdint>
 #include <string>
@@ -62,7 +63,8 @@ struct OpList {};
 using PixelOps = OpList<AdjustBrightness, AdjustContrast, AdjustSaturation, AdjustHue, RgbToGrayscale, Invert,
                         Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip,
                         PilAdjustBrightness, PilAdjustSaturation, PilAdjustContrast, PilAdjustSharpness, PilAdjustHue,
-                        PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels, Perspective, PilPerspective, GaussianNoise, GaussianNoiseFloat>;
+                        PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels, Perspective, PilPerspective, GaussianNoise, GaussianNoiseFloat,
+                        SolarizeAdd>;
 
 namespace detail {
 

@@ -1,0 +1,116 @@
+// timm's RandAugment (TimmRandAugment): its ops' arguments as timm's LEVEL_TO_ARG computes them
+// at the levels' ends, its probability and layers, its magnitude noise and clipping, its filters,
+// and its checks. tests/parity/test_timm_draws.py holds the draws to timm running;
+// test_pil_vs_torchvision.py replays them through timm's functions to the same pixels.
+
+#include <conveyor/transforms/program.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace conveyor;
+namespace px = conveyor::ops::pixel;
+
+namespace {
+
+/// The calls `t` draws for samples [0, n) of a 64 x 48 PIL image.
+std::vector<std::vector<DrawnCall>> calls_of(const TimmRandAugment& t, int n = 3000) {
+  const std::vector<PixelTransform> ts{t};
+  validate_transforms(ts);
+  validate_pil_transforms(ts, 1);
+  std::vector<std::vector<DrawnCall>> runs;
+  for (int i = 0; i < n; ++i) {
+    std::vector<DrawnCall> calls;
+    (void)draw_program(ts, 11, 0, static_cast<std::uint64_t>(i), 64, 48, &calls, 1);
+    runs.push_back(std::move(calls));
+  }
+  return runs;
+}
+
+double number(const DrawnCall& call) {
+  const auto& v = call.args.at(0).value;
+  return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
+}
+
+std::string config_error(const TimmRandAugment& t, std::size_t pil = 1) {
+  try {
+    const std::vector<PixelTransform> ts{t};
+    validate_transforms(ts);
+    validate_pil_transforms(ts, pil);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("timm's RandAugment at level 10: each op's arguments as LEVEL_TO_ARG makes them", "[transforms][timm]") {
+  for (const bool increasing : {true, false}) {
+    INFO("increasing " << increasing);
+    std::map<std::string, std::set<double>> arguments;
+    for (const auto& run : calls_of({.magnitude = 10.0, .prob = 1.0, .increasing = increasing,
+                                     .interpolation = px::Interpolation::bicubic})) {
+      REQUIRE(run.size() == 2);  // both layers, every time
+      for (const DrawnCall& call : run) arguments[call.function].insert(call.args.empty() ? 0.0 : number(call));
+    }
+    CHECK(arguments.size() == 15);  // every op, the increasing ones named by their function
+    CHECK(arguments["timm.rotate"] == std::set<double>{-30.0, 30.0});
+    CHECK(arguments["timm.shear_x"] == std::set<double>{-0.3, 0.3});
+    CHECK(arguments["timm.translate_y_rel"] == std::set<double>{-0.45, 0.45});
+    CHECK(arguments["timm.solarize_add"] == std::set<double>{110.0});
+    CHECK(arguments["timm.posterize"] == std::set<double>{increasing ? 0.0 : 4.0});
+    CHECK(arguments["timm.solarize"] == std::set<double>{increasing ? 0.0 : 256.0});
+    // 1.0 +- 0.9 kept >= 0.1, or 1.0 * 1.8 + 0.1 (in Python, 1.9000000000000001)
+    CHECK(arguments["timm.contrast"] == (increasing ? std::set<double>{0.1, 1.9} : std::set<double>{1.0 * 1.8 + 0.1}));
+  }
+}
+
+TEST_CASE("timm's RandAugment: probability, layers, noise clipped to [0, magnitude_max or 10], filters, fill",
+          "[transforms][timm]") {
+  for (const auto& run : calls_of({.prob = 0.0})) CHECK(run.empty());
+  for (const auto& run : calls_of({.num_layers = 0, .prob = 1.0}, 50)) CHECK(run.empty());
+  std::map<std::size_t, int> ops_a_run;
+  for (const auto& run : calls_of({.num_layers = 3, .prob = 0.5})) ++ops_a_run[run.size()];
+  CHECK(ops_a_run.size() == 4);  // 0 to 3 of them applied
+  CHECK(std::abs(ops_a_run[3] / 3000.0 - 0.125) < 0.03);
+  // gauss(9, 5) clipped to [0, 10]: rotations reach 30 degrees and 0, never past; uniform (an
+  // infinite std) to magnitude_max 20 reaches 60 degrees
+  std::set<double> clipped, uniform;
+  std::set<std::int64_t> filters;
+  for (const auto& run : calls_of({.magnitude = 9.0, .prob = 1.0, .magnitude_std = 5.0, .img_mean = {1.0, 2.0, 3.0}}))
+    for (const DrawnCall& call : run)
+      if (call.function == "timm.rotate") {
+        clipped.insert(std::abs(number(call)));
+        filters.insert(std::get<std::int64_t>(call.args[2].value));
+        CHECK(std::get<std::vector<std::int64_t>>(call.args[1].value) == std::vector<std::int64_t>{1, 2, 3});
+      }
+  CHECK(*clipped.begin() == 0.0);
+  CHECK(*clipped.rbegin() == 30.0);
+  CHECK(clipped.size() > 20);
+  CHECK(filters == std::set<std::int64_t>{2, 3});  // random.choice of BILINEAR and BICUBIC
+  for (const auto& run : calls_of({.magnitude = 20.0, .prob = 1.0, .magnitude_std = INFINITY, .magnitude_max = 20.0}))
+    for (const DrawnCall& call : run)
+      if (call.function == "timm.rotate") uniform.insert(std::abs(number(call)));
+  for (const auto& run : calls_of({.prob = 1.0, .img_mean = Fill::none()}, 200))  // timm's _FILL without img_mean
+    for (const DrawnCall& call : run)
+      if (call.function == "timm.shear_y")
+        CHECK(std::get<std::vector<std::int64_t>>(call.args[1].value) == std::vector<std::int64_t>{128, 128, 128});
+  CHECK(*uniform.rbegin() > 55.0);
+  CHECK(*uniform.rbegin() <= 60.0);
+}
+
+TEST_CASE("timm's RandAugment refuses what timm would not run, and tensors", "[transforms][timm][errors]") {
+  CHECK(config_error({}).empty());
+  CHECK(config_error({.num_layers = 17}).find("num_layers must be in [0, 16]") != std::string::npos);
+  CHECK(config_error({.prob = 1.5}).find("prob must be in [0, 1], got 1.5") != std::string::npos);
+  CHECK(config_error({.magnitude_max = -1.0}).find("magnitude_max must be finite and >= 0") != std::string::npos);
+  CHECK(config_error({.img_mean = 300.0}).find("fill values must be in [0, 255]") != std::string::npos);
+  CHECK(config_error({}, 0).find("timm's ops run on PIL images only") != std::string::npos);
+}
