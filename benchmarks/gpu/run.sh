@@ -149,7 +149,7 @@ targets=()
 [ "$part" = formats ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset conveyor-pack)
 [ "$part" = decode ] && targets=(--target conveyor_cuda_tests conveyor-bench conveyor-make-dataset bench_nvjpeg)
 [ "$part" = serve ] && targets=(--target conveyor_cuda_tests conveyor-latency conveyor-make-dataset)
-[ "$part" = timm ] && targets=(--target conveyor_cuda_tests conveyor-make-dataset)
+[ "$part" = timm ] && targets=(--target conveyor_cuda_tests conveyor-distributed conveyor-make-dataset)
 step build cmake --build $build -j "$(nproc)" "${targets[@]}"
 [ "${result[build]}" = "${result[build]#pass}" ] && grep -m 20 -B 2 -A 6 "error" "$logs/build.log"
 bench=$build/tools/conveyor-bench
