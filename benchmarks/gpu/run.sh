@@ -274,6 +274,12 @@ fi
 
 bg_wait  # the Python package's and the libtorch example's builds
 [ -n "$python_wanted" ] && python3 -c 'import conveyor' 2> /dev/null && python=python3
+# timm (its tests' GPU cases, the timm comparison) from a wheel carried in .whl/, without its
+# dependencies: timm.data needs only torch, torchvision and Pillow.
+timm_wheel=$(ls .whl/timm-*.whl 2> /dev/null | head -n 1)
+if [ -n "$python" ] && [ -n "$timm_wheel" ] && ! "$py" -c 'import timm.data' 2> /dev/null; then
+  "$py" -m pip install -q --no-index --no-deps "$timm_wheel" > "$logs/timm_install.log" 2>&1
+fi
 if { want check || [ "$part" = python ]; } && [ -z "$python" ]; then
   not_run python_tests "the Python package did not install (python_install)"
 elif want check || [ "$part" = python ]; then
@@ -288,7 +294,6 @@ elif want check || [ "$part" = python ]; then
 fi
 
 # timm's DeiT pipeline: its loader, the DataLoader and conveyor, 16 workers, 2 epochs of the 5,000 files.
-timm_wheel=$(ls .whl/timm-*.whl 2> /dev/null | head -n 1)
 if want timm && [ -z "$python" ]; then
   not_run compare_timm "the Python package did not install (python_install)"
 elif want timm && [ ! -d "$inet" ]; then
@@ -296,7 +301,6 @@ elif want timm && [ ! -d "$inet" ]; then
 elif want timm && [ -z "$timm_wheel" ]; then
   not_run compare_timm "no timm wheel in .whl/ (pip download timm --no-deps -d .whl)"
 elif want timm; then
-  "$py" -c 'import timm.data' 2> /dev/null || "$py" -m pip install -q --no-index --no-deps "$timm_wheel" > "$logs/timm_install.log" 2>&1
   step compare_timm env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/timm_vs_conveyor.py --data "$inet" --device cuda \
     --workers 16 --epochs 2
 fi

@@ -83,11 +83,14 @@ def _ours(t: Any, where: str) -> Any:
             return made
         if name == "RandAugment":
             return _timm_rand_augment(t, where)
+        if name == "AutoAugment":
+            return _timm_auto_augment(t, where)
         raise _conveyor.ConfigError(
             f"{where} ({name}) is timm's ({module}), which conveyor does not run yet: timm's evaluation "
-            "transforms run, and its training transforms with auto_augment=\"rand-...\" or none (its "
-            "RandomResizedCropAndInterpolation, torchvision v1's flip and ColorJitter, RandAugment, MaybeToTensor, "
-            "Normalize, its RandomErasing); for other policies, torchvision v2's after ToImage")
+            "transforms run, and its training transforms with auto_augment \"rand-...\", \"original\", \"originalr\", "
+            "\"v0\", \"v0r\" or none (its RandomResizedCropAndInterpolation, torchvision v1's flip and ColorJitter, "
+            "RandAugment, AutoAugment, MaybeToTensor, Normalize, its RandomErasing); not yet its AugMix "
+            "(\"augmix-...\") nor torchvision's")
     ours = getattr(T, name, None) if module.startswith("torchvision.transforms") else None
     if name == "ConvertImageDtype" and _is_v1(t):
         # v1's convert_image_dtype divides uint8 by 255 (v2's multiplies by 1/255): ToTensor's float32
@@ -132,28 +135,15 @@ def _ours(t: Any, where: str) -> Any:
     return made
 
 
-def _timm_rand_augment(t: Any, where: str) -> Any:
-    """timm's RandAugment (rand_augment_transform's) as TimmRandAugment: its ops one of timm's two
-    lists, sharing one AugmentOp configuration (as rand_augment_transform makes them)."""
-    from timm.data import auto_augment as aa
-
-    def refuse(why: str) -> None:
-        raise _conveyor.ConfigError(f"{where} (RandAugment) is timm's, which conveyor runs as "
-                                    f"rand_augment_transform makes it, but {why}")
-
-    if t.choice_weights is not None:
-        refuse("it chooses its ops by weight (the config's \"tweights\" or \"t3aw\"): conveyor draws them uniformly")
-    names = [op.name for op in t.ops]
-    if names not in (list(aa._RAND_TRANSFORMS), list(aa._RAND_INCREASING_TRANSFORMS)):
-        refuse(f"its ops are {names}: conveyor runs timm's _RAND_TRANSFORMS and _RAND_INCREASING_TRANSFORMS "
-               "(the config's \"inc\"), not the \"t\" sets")
-    first = t.ops[0]
-
+def _timm_shared(ops: List[Any], refuse: Any) -> dict:
+    """The arguments every AugmentOp of a timm policy shares (its hparams and kwargs), as
+    TimmRandAugment's and TimmAutoAugment's fields."""
     def shared(op: Any) -> Tuple[Any, ...]:
-        return (op.prob, op.magnitude, op.magnitude_std, op.magnitude_max, op.kwargs.get("fillcolor"),
-                op.kwargs.get("resample"), op.hparams.get("translate_pct", 0.45))
-    if any(shared(op) != shared(first) for op in t.ops):
-        refuse("its ops differ in probability, magnitude or hparams: rand_augment_transform gives them one")
+        return (op.magnitude_std, op.magnitude_max, op.kwargs.get("fillcolor"), op.kwargs.get("resample"),
+                op.hparams.get("translate_pct", 0.45))
+    if any(shared(op) != shared(ops[0]) for op in ops):
+        refuse("its ops differ in their hparams: timm's config strings give them one")
+    first = ops[0]
     resample = first.kwargs["resample"]
     if isinstance(resample, (tuple, list)):
         if sorted(int(r) for r in resample) != [2, 3]:  # Image.Resampling.BILINEAR, BICUBIC
@@ -163,11 +153,48 @@ def _timm_rand_augment(t: Any, where: str) -> Any:
         interpolation = {0: "nearest", 2: "bilinear", 3: "bicubic"}.get(int(resample))
         if interpolation is None:
             refuse(f"its resampling is {resample}: Image.transform takes NEAREST, BILINEAR or BICUBIC")
+    return dict(magnitude_std=float(first.magnitude_std), magnitude_max=first.magnitude_max,
+                img_mean=tuple(first.kwargs["fillcolor"]), interpolation=interpolation,
+                translate_pct=float(first.hparams.get("translate_pct", 0.45)))
+
+
+def _timm_refusal(where: str, name: str, made_by: str) -> Any:
+    def refuse(why: str) -> None:
+        raise _conveyor.ConfigError(f"{where} ({name}) is timm's, which conveyor runs as {made_by} makes it, "
+                                    f"but {why}")
+    return refuse
+
+
+def _timm_rand_augment(t: Any, where: str) -> Any:
+    """timm's RandAugment (rand_augment_transform's) as TimmRandAugment: its ops one of timm's two
+    lists, sharing one AugmentOp configuration (as rand_augment_transform makes them)."""
+    from timm.data import auto_augment as aa
+    refuse = _timm_refusal(where, "RandAugment", "rand_augment_transform")
+    if t.choice_weights is not None:
+        refuse("it chooses its ops by weight (the config's \"tweights\" or \"t3aw\"): conveyor draws them uniformly")
+    names = [op.name for op in t.ops]
+    if names not in (list(aa._RAND_TRANSFORMS), list(aa._RAND_INCREASING_TRANSFORMS)):
+        refuse(f"its ops are {names}: conveyor runs timm's _RAND_TRANSFORMS and _RAND_INCREASING_TRANSFORMS "
+               "(the config's \"inc\"), not the \"t\" sets")
+    first = t.ops[0]
+    if any((op.prob, op.magnitude) != (first.prob, first.magnitude) for op in t.ops):
+        refuse("its ops differ in probability or magnitude: rand_augment_transform gives them one")
     return T.TimmRandAugment(num_layers=t.num_layers, magnitude=float(first.magnitude), prob=float(first.prob),
-                             magnitude_std=float(first.magnitude_std), magnitude_max=first.magnitude_max,
-                             increasing=names == list(aa._RAND_INCREASING_TRANSFORMS),
-                             img_mean=tuple(first.kwargs["fillcolor"]), interpolation=interpolation,
-                             translate_pct=float(first.hparams.get("translate_pct", 0.45)))
+                             increasing=names == list(aa._RAND_INCREASING_TRANSFORMS), **_timm_shared(t.ops, refuse))
+
+
+def _timm_auto_augment(t: Any, where: str) -> Any:
+    """timm's AutoAugment (auto_augment_transform's) as TimmAutoAugment: its sub-policies one of
+    timm's tables, op for op."""
+    from timm.data import auto_augment as aa
+    refuse = _timm_refusal(where, "AutoAugment", "auto_augment_transform")
+    table = [[(op.name, op.prob, op.magnitude) for op in sub] for sub in t.policy]
+    policy = next((name for name in ("original", "originalr", "v0", "v0r")
+                   if table == [[(op.name, op.prob, op.magnitude) for op in sub]
+                                for sub in aa.auto_augment_policy(name, dict(aa._HPARAMS_DEFAULT))]), None)
+    if policy is None:
+        refuse("its sub-policies are none of timm's original, originalr, v0 and v0r (\"3a\" among them)")
+    return T.TimmAutoAugment(policy=policy, **_timm_shared([op for sub in t.policy for op in sub], refuse))
 
 
 def _without_name(message: str, name: str) -> str:

@@ -181,6 +181,14 @@ try:  # timm's training transforms: its crop's calls are torchvision's resized_c
             mean=(0.3, 0.6, 0.9)),
         "timm train, rand-m10-n4-p0.9, nearest": lambda: timm_data.create_transform(
             80, is_training=True, auto_augment="rand-m10-n4-p0.9", interpolation="nearest"),
+        # timm's AutoAugment: each of its four tables, with noise or without, a filter drawn per op
+        "timm train, original-mstd0.5": lambda: timm_data.create_transform(
+            96, is_training=True, auto_augment="original-mstd0.5"),
+        "timm train, originalr, random interpolation": lambda: timm_data.create_transform(
+            96, is_training=True, auto_augment="originalr", interpolation="random"),
+        "timm train, v0-mstd1, bicubic": lambda: timm_data.create_transform(
+            112, is_training=True, auto_augment="v0-mstd1", interpolation="bicubic"),
+        "timm train, v0r": lambda: timm_data.create_transform(96, is_training=True, auto_augment="v0r"),
     })
 except ImportError:
     pass
@@ -367,6 +375,17 @@ def test_timms_evaluation_transform_equals_timm(photos, name):
         assert torch.equal(images[index], expected), dataset.name(index)
 
 
+def test_timms_deit_transform_gives_the_same_batches_for_any_worker_count(photos):
+    timm_data = pytest.importorskip("timm.data")
+    transform = timm_data.create_transform(64, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25)
+    dataset = conveyor.ImageFolder(str(photos))
+    runs = [[images for images, _ in conveyor.Loader(dataset, batch_size=5, shuffle=True, seed=3, workers=workers,
+                                                     transform=transform)] for workers in (0, 1, 3)]
+    assert len(runs[0]) > 1
+    for run in runs[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(run, runs[0])) and len(run) == len(runs[0])
+
+
 def test_timms_training_transforms_beyond_the_basic_are_refused_naming_timm():
     """Its training transforms run (PIPELINES' "timm train": a filter drawn per image, its
     RandAugment and RandomErasing); its other policies are refused, naming timm."""
@@ -379,11 +398,17 @@ def test_timms_training_transforms_beyond_the_basic_are_refused_naming_timm():
     assert deit.transforms[0] == conveyor.transforms.TimmRandAugment(
         num_layers=2, magnitude=9.0, prob=0.5, magnitude_std=0.5, magnitude_max=None, increasing=True,
         img_mean=(124, 116, 104), interpolation="bicubic", translate_pct=0.45)
-    for policy, name in [("original-mstd0.5", "AutoAugment"), ("augmix-m5-w3-d2", "AugMixAugment")]:
-        with pytest.raises(conveyor.ConfigError, match=rf"^transform 2 \({name}\) is timm's .*for other policies, "
-                                                       r"torchvision v2's after ToImage"):
-            conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(
-                224, is_training=True, auto_augment=policy))
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(AugMixAugment\) is timm's .*not yet its AugMix"):
+        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(
+            224, is_training=True, auto_augment="augmix-m5-w3-d2"))
+    original = conveyor.ImageAugment.from_transforms(timm_data.create_transform(
+        96, is_training=True, auto_augment="original-mstd0.5"))
+    assert original.transforms[0] == conveyor.transforms.TimmAutoAugment(
+        policy="original", magnitude_std=0.5, magnitude_max=None, img_mean=(124, 116, 104), interpolation="bilinear",
+        translate_pct=0.45)
+    with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(AutoAugment\) is timm's, which conveyor runs as "
+                                                   r"auto_augment_transform makes it, but its sub-policies are none"):
+        conveyor.ImageAugment.from_transforms(timm_data.create_transform(96, is_training=True, auto_augment="3a"))
     for policy, why in [("rand-m9-tweights", r"it chooses its ops by weight \(the config's \"tweights\" or \"t3aw\"\)"),
                         ("rand-m9-t3a", r"its ops are \['SolarizeIncreasing', 'Desaturate', 'GaussianBlur'\]")]:
         with pytest.raises(conveyor.ConfigError, match=rf"^transform 2 \(RandAugment\) is timm's, which conveyor "

@@ -135,3 +135,23 @@ def test_gpu_decode_keeps_its_share_across_a_resume(samples):
     assert len(rest) == len(expected) - 1
     for (im, lab), (want_im, want_lab) in zip(rest, expected[1:]):
         assert torch.equal(im, want_im) and torch.equal(lab, want_lab)
+
+
+@pytest.mark.parametrize("policy", ["rand-m9-mstd0.5-inc1", "original-mstd0.5"])
+def test_timms_training_transform_on_the_gpu_gives_the_cpu_loaders_batches(samples, policy):
+    """timm's DeiT transform (its RandAugment, Pillow's ops in the kernel, bilinear and bicubic
+    affine maps drawn per op, and its erasing) and an AutoAugment one, unchanged: bit for bit."""
+    timm_data = pytest.importorskip("timm.data")
+    transform = timm_data.create_transform(96, is_training=True, auto_augment=policy, re_prob=0.5,
+                                           interpolation="random")
+    data = conveyor.ImageFolder(str(samples))
+    kw = dict(batch_size=4, shuffle=True, seed=11, workers=3)
+    for epoch in range(2):
+        want = conveyor.Loader(data, device="cpu", transform=transform, **kw)
+        got = conveyor.Loader(data, device="cuda", transform=transform, **kw)
+        want.set_epoch(epoch)
+        got.set_epoch(epoch)
+        pairs = list(zip([(i.clone(), l.clone()) for i, l in want], [(i.cpu(), l.cpu()) for i, l in got]))
+        assert len(pairs) == 4
+        for (want_images, want_labels), (images, labels) in pairs:
+            assert torch.equal(images, want_images) and torch.equal(labels, want_labels), (policy, epoch)

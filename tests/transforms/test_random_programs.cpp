@@ -44,7 +44,15 @@ TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on t
   conveyor_test::FuzzOutcome total;
   int ran = 0, views = 0, device = 0, refused_samples = 0;
   conveyor::CounterRng rng(20261206, 0, 0, conveyor::RngOp::user);
-  for (int k = 0; k < 9000; ++k) {
+  const std::set<std::string> transforms = registered_transforms(conveyor::PixelTransforms{});
+  const std::set<std::int32_t> ops = registered_ops(conveyor::ops::pixel::PixelOps{});
+  const auto covered = [&] {  // every transform ran, every op ran on the CPU and through the device path
+    return total.transforms.size() >= transforms.size() && total.ops.size() >= ops.size() &&
+           total.device_ops.size() >= ops.size();
+  };
+  // 6,000 cases at least, then on until everything is covered (a transform valid only on PIL images
+  // and seldom drawn valid, or an op one transform draws now and then, may need more), 40,000 at most
+  for (int k = 0; k < 40000 && (k < 6000 || !covered()); ++k) {
     const std::vector<std::uint8_t> bytes = conveyor_test::random_case(rng);
     INFO("case " << k);
     conveyor_test::FuzzOutcome o;
@@ -63,11 +71,11 @@ TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on t
   CHECK(views > 20);
   CHECK(device > 100);
   CHECK(refused_samples > 0);
-  for (const std::string& t : registered_transforms(conveyor::PixelTransforms{})) {
+  for (const std::string& t : transforms) {
     INFO("transform " << t);
     CHECK(total.transforms.count(t) == 1);
   }
-  for (const std::int32_t code : registered_ops(conveyor::ops::pixel::PixelOps{})) {
+  for (const std::int32_t code : ops) {
     INFO("op " << conveyor::ops::pixel::op_name(code));
     CHECK(total.ops.count(code) == 1);
     CHECK(total.device_ops.count(code) == 1);

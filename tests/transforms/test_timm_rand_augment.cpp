@@ -114,3 +114,35 @@ TEST_CASE("timm's RandAugment refuses what timm would not run, and tensors", "[t
   CHECK(config_error({.img_mean = 300.0}).find("fill values must be in [0, 255]") != std::string::npos);
   CHECK(config_error({}, 0).find("timm's ops run on PIL images only") != std::string::npos);
 }
+
+TEST_CASE("timm's AutoAugment: one sub-policy a sample, its ops in order with their probabilities and magnitudes",
+          "[transforms][timm]") {
+  // timm's auto_augment_policy_original begins [('PosterizeOriginal', 0.4, 8), ('Rotate', 0.6, 9)]
+  const TimmSubPolicy& first = detail::timm_policies[0][0];
+  CHECK((first.steps[0].op == TimmOp::posterize_original && first.steps[0].prob == 0.4 &&
+         first.steps[0].magnitude == 8.0 && first.steps[1].op == TimmOp::rotate));
+  for (std::size_t p = 0; p < enum_names(TimmPolicy{}).size(); ++p) {
+    const TimmAutoAugment t{.policy = static_cast<TimmPolicy>(p), .interpolation = px::Interpolation::bilinear};
+    INFO(enum_names(TimmPolicy{})[p]);
+    // the share of samples with both ops is the table's mean of prob_1 * prob_2; PosterizeOriginal
+    // keeps int(magnitude / 10 * 4) + 4 bits
+    double both = 0;
+    for (const TimmSubPolicy& s : detail::timm_policies[p]) both += s.steps[0].prob * s.steps[1].prob / 25.0;
+    const std::vector<PixelTransform> ts{t};
+    validate_transforms(ts);
+    int twos = 0;
+    const int n = 4000;
+    for (int i = 0; i < n; ++i) {
+      std::vector<DrawnCall> calls;
+      (void)draw_program(ts, 5, 0, static_cast<std::uint64_t>(i), 64, 48, &calls, 1);
+      REQUIRE(calls.size() <= 2);
+      twos += calls.size() == 2;
+      for (const DrawnCall& call : calls)
+        if (call.function == "timm.posterize" && p == 0) CHECK(number(call) >= 4.0);  // original: PosterizeOriginal
+    }
+    CHECK(std::abs(twos / double(n) - both) < 4.0 * std::sqrt(both * (1 - both) / n) + 1e-9);
+  }
+  CHECK(config_error(TimmRandAugment{}).empty());
+  const std::vector<PixelTransform> on_tensor{TimmAutoAugment{}};
+  CHECK_THROWS_WITH(validate_pil_transforms(on_tensor, 0), Catch::Contains("timm's ops run on PIL images only"));
+}

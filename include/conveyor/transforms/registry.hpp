@@ -33,6 +33,7 @@
 #include <conveyor/transforms/random_rotation.hpp>
 #include <conveyor/transforms/random_solarize.hpp>
 #include <conveyor/transforms/random_vertical_flip.hpp>
+#include <conveyor/transforms/timm_auto_augment.hpp>
 #include <conveyor/transforms/timm_rand_augment.hpp>
 #include <conveyor/transforms/timm_random_erasing.hpp>
 #include <conveyor/transforms/trivial_augment_wide.hpp>
@@ -57,7 +58,7 @@ using PixelTransforms =
                   GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
                   RandomErasing, RandomApply, RandomChoice, RandomOrder, Identity,
                   RandomChannelPermutation, RandomPerspective, RandomPhotometricDistort, GaussianNoise,
-                  TimmRandomErasing, TimmRandAugment>;
+                  TimmRandomErasing, TimmRandAugment, TimmAutoAugment>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;

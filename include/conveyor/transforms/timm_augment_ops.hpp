@@ -38,7 +38,7 @@
 namespace conveyor {
 inline namespace v0 {
 
-/// timm's op names (NAME_TO_OP's keys), those of its RandAugment lists.
+/// timm's op names (NAME_TO_OP's keys), those of its RandAugment lists and AutoAugment policies.
 enum class TimmOp : std::int32_t {
   auto_contrast,
   equalize,
@@ -46,6 +46,7 @@ enum class TimmOp : std::int32_t {
   rotate,
   posterize,
   posterize_increasing,
+  posterize_original,
   solarize,
   solarize_increasing,
   solarize_add,
@@ -81,6 +82,16 @@ namespace detail {
 
 /// timm's `_randomly_negate(v)`: -v when `random.random() > 0.5`.
 [[nodiscard]] inline double randomly_negate(CounterRng& rng, double v) { return rng.uniform() > 0.5 ? -v : v; }
+
+/// AugmentOp's level for an op of `magnitude`: itself, or `random.gauss(magnitude, std)` where std > 0,
+/// `random.uniform(0, magnitude)` where it is infinite; clipped to [0, magnitude_max or 10].
+[[nodiscard]] inline double timm_level(CounterRng& rng, double magnitude, double std,
+                                       const std::optional<double>& magnitude_max) {
+  double m = magnitude;
+  if (std > 0.0) m = std::isinf(std) ? rng.uniform(0.0, magnitude) : python_gauss(rng, magnitude, std);
+  const double upper = magnitude_max.value_or(0.0) != 0.0 ? *magnitude_max : 10.0;  // `magnitude_max or 10`
+  return std::max(0.0, std::min(m, upper));
+}
 
 /// Pillow's resampling constant for a mode (Image.Resampling), as timm passes `resample`.
 [[nodiscard]] constexpr std::int64_t pillow_resample(ops::pixel::Interpolation mode) noexcept {
@@ -156,6 +167,7 @@ inline void apply_timm_op(ProgramDraw& d, CounterRng& rng, TimmOp op, double lev
     }
     case TimmOp::posterize: return posterize(static_cast<int>(fraction * 4.0));
     case TimmOp::posterize_increasing: return posterize(4 - static_cast<int>(fraction * 4.0));
+    case TimmOp::posterize_original: return posterize(static_cast<int>(fraction * 4.0) + 4);
     case TimmOp::solarize:
     case TimmOp::solarize_increasing: {
       const int thresh = std::min(256, static_cast<int>(fraction * 256.0));

@@ -65,7 +65,8 @@ struct TimmRandAugment {
                              "num_layers must be in [0, " + std::to_string(ops::pixel::max_program_ops) +
                                  "] (a sample's program holds " + std::to_string(ops::pixel::max_program_ops) +
                                  " ops), got " + std::to_string(num_layers));
-    detail::expect_transform(std::isfinite(magnitude), name, "magnitude must be finite, got " + detail::shown(magnitude));
+    detail::expect_transform(std::isfinite(magnitude), name,
+                             "magnitude must be finite, got " + detail::shown(magnitude));
     detail::expect_transform(prob >= 0.0 && prob <= 1.0, name, "prob must be in [0, 1], got " + detail::shown(prob));
     detail::expect_transform(!std::isnan(magnitude_std), name, "magnitude_std must be a number");
     detail::expect_transform(!magnitude_max || (*magnitude_max >= 0.0 && std::isfinite(*magnitude_max)), name,
@@ -81,15 +82,6 @@ struct TimmRandAugment {
   }
   [[nodiscard]] int max_ops() const { return num_layers; }
 
-  /// An op's level: `magnitude`, with timm's noise, clipped to [0, magnitude_max or 10].
-  [[nodiscard]] double level(CounterRng& rng) const {
-    double m = magnitude;
-    if (magnitude_std > 0.0)
-      m = std::isinf(magnitude_std) ? rng.uniform(0.0, magnitude) : detail::python_gauss(rng, magnitude, magnitude_std);
-    const double upper = magnitude_max.value_or(0.0) != 0.0 ? *magnitude_max : 10.0;
-    return std::max(0.0, std::min(m, upper));
-  }
-
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     const auto& table = increasing ? detail::timm_rand_increasing_ops : detail::timm_rand_ops;
@@ -97,7 +89,7 @@ struct TimmRandAugment {
     for (int k = 0; k < num_layers; ++k) {
       const TimmOp op = table[rng.below(table.size())];
       if (prob < 1.0 && rng.uniform() > prob) continue;
-      detail::apply_timm_op(d, rng, op, level(rng), params);
+      detail::apply_timm_op(d, rng, op, detail::timm_level(rng, magnitude, magnitude_std, magnitude_max), params);
     }
   }
 };
