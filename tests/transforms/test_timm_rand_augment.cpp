@@ -20,7 +20,7 @@ namespace px = conveyor::ops::pixel;
 namespace {
 
 /// The calls `t` draws for samples [0, n) of a 64 x 48 PIL image.
-std::vector<std::vector<DrawnCall>> calls_of(const TimmRandAugment& t, int n = 3000) {
+std::vector<std::vector<DrawnCall>> timm_calls(const TimmRandAugment& t, int n = 3000) {
   const std::vector<PixelTransform> ts{t};
   validate_transforms(ts);
   validate_pil_transforms(ts, 1);
@@ -33,12 +33,12 @@ std::vector<std::vector<DrawnCall>> calls_of(const TimmRandAugment& t, int n = 3
   return runs;
 }
 
-double number(const DrawnCall& call) {
+double first_number(const DrawnCall& call) {
   const auto& v = call.args.at(0).value;
   return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
 }
 
-std::string config_error(const TimmRandAugment& t, std::size_t pil = 1) {
+std::string timm_config_error(const TimmRandAugment& t, std::size_t pil = 1) {
   try {
     const std::vector<PixelTransform> ts{t};
     validate_transforms(ts);
@@ -55,10 +55,10 @@ TEST_CASE("timm's RandAugment at level 10: each op's arguments as LEVEL_TO_ARG m
   for (const bool increasing : {true, false}) {
     INFO("increasing " << increasing);
     std::map<std::string, std::set<double>> arguments;
-    for (const auto& run : calls_of({.magnitude = 10.0, .prob = 1.0, .increasing = increasing,
+    for (const auto& run : timm_calls({.magnitude = 10.0, .prob = 1.0, .increasing = increasing,
                                      .interpolation = px::Interpolation::bicubic})) {
       REQUIRE(run.size() == 2);  // both layers, every time
-      for (const DrawnCall& call : run) arguments[call.function].insert(call.args.empty() ? 0.0 : number(call));
+      for (const DrawnCall& call : run) arguments[call.function].insert(call.args.empty() ? 0.0 : first_number(call));
     }
     CHECK(arguments.size() == 15);  // every op, the increasing ones named by their function
     CHECK(arguments["timm.rotate"] == std::set<double>{-30.0, 30.0});
@@ -74,20 +74,20 @@ TEST_CASE("timm's RandAugment at level 10: each op's arguments as LEVEL_TO_ARG m
 
 TEST_CASE("timm's RandAugment: probability, layers, noise clipped to [0, magnitude_max or 10], filters, fill",
           "[transforms][timm]") {
-  for (const auto& run : calls_of({.prob = 0.0})) CHECK(run.empty());
-  for (const auto& run : calls_of({.num_layers = 0, .prob = 1.0}, 50)) CHECK(run.empty());
+  for (const auto& run : timm_calls({.prob = 0.0})) CHECK(run.empty());
+  for (const auto& run : timm_calls({.num_layers = 0, .prob = 1.0}, 50)) CHECK(run.empty());
   std::map<std::size_t, int> ops_a_run;
-  for (const auto& run : calls_of({.num_layers = 3, .prob = 0.5})) ++ops_a_run[run.size()];
+  for (const auto& run : timm_calls({.num_layers = 3, .prob = 0.5})) ++ops_a_run[run.size()];
   CHECK(ops_a_run.size() == 4);  // 0 to 3 of them applied
   CHECK(std::abs(ops_a_run[3] / 3000.0 - 0.125) < 0.03);
   // gauss(9, 5) clipped to [0, 10]: rotations reach 30 degrees and 0, never past; uniform (an
   // infinite std) to magnitude_max 20 reaches 60 degrees
   std::set<double> clipped, uniform;
   std::set<std::int64_t> filters;
-  for (const auto& run : calls_of({.magnitude = 9.0, .prob = 1.0, .magnitude_std = 5.0, .img_mean = {1.0, 2.0, 3.0}}))
+  for (const auto& run : timm_calls({.magnitude = 9.0, .prob = 1.0, .magnitude_std = 5.0, .img_mean = {1.0, 2.0, 3.0}}))
     for (const DrawnCall& call : run)
       if (call.function == "timm.rotate") {
-        clipped.insert(std::abs(number(call)));
+        clipped.insert(std::abs(first_number(call)));
         filters.insert(std::get<std::int64_t>(call.args[2].value));
         CHECK(std::get<std::vector<std::int64_t>>(call.args[1].value) == std::vector<std::int64_t>{1, 2, 3});
       }
@@ -95,10 +95,10 @@ TEST_CASE("timm's RandAugment: probability, layers, noise clipped to [0, magnitu
   CHECK(*clipped.rbegin() == 30.0);
   CHECK(clipped.size() > 20);
   CHECK(filters == std::set<std::int64_t>{2, 3});  // random.choice of BILINEAR and BICUBIC
-  for (const auto& run : calls_of({.magnitude = 20.0, .prob = 1.0, .magnitude_std = INFINITY, .magnitude_max = 20.0}))
+  for (const auto& run : timm_calls({.magnitude = 20.0, .prob = 1.0, .magnitude_std = INFINITY, .magnitude_max = 20.0}))
     for (const DrawnCall& call : run)
-      if (call.function == "timm.rotate") uniform.insert(std::abs(number(call)));
-  for (const auto& run : calls_of({.prob = 1.0, .img_mean = Fill::none()}, 200))  // timm's _FILL without img_mean
+      if (call.function == "timm.rotate") uniform.insert(std::abs(first_number(call)));
+  for (const auto& run : timm_calls({.prob = 1.0, .img_mean = Fill::none()}, 200))  // timm's _FILL without img_mean
     for (const DrawnCall& call : run)
       if (call.function == "timm.shear_y")
         CHECK(std::get<std::vector<std::int64_t>>(call.args[1].value) == std::vector<std::int64_t>{128, 128, 128});
@@ -107,18 +107,18 @@ TEST_CASE("timm's RandAugment: probability, layers, noise clipped to [0, magnitu
 }
 
 TEST_CASE("timm's RandAugment refuses what timm would not run, and tensors", "[transforms][timm][errors]") {
-  CHECK(config_error({}).empty());
-  CHECK(config_error({.num_layers = 17}).find("num_layers must be in [0, 16]") != std::string::npos);
-  CHECK(config_error({.prob = 1.5}).find("prob must be in [0, 1], got 1.5") != std::string::npos);
-  CHECK(config_error({.magnitude_max = -1.0}).find("magnitude_max must be finite and >= 0") != std::string::npos);
-  CHECK(config_error({.img_mean = 300.0}).find("fill values must be in [0, 255]") != std::string::npos);
-  CHECK(config_error({}, 0).find("timm's ops run on PIL images only") != std::string::npos);
+  CHECK(timm_config_error({}).empty());
+  CHECK(timm_config_error({.num_layers = 17}).find("num_layers must be in [0, 16]") != std::string::npos);
+  CHECK(timm_config_error({.prob = 1.5}).find("prob must be in [0, 1], got 1.5") != std::string::npos);
+  CHECK(timm_config_error({.magnitude_max = -1.0}).find("magnitude_max must be finite and >= 0") != std::string::npos);
+  CHECK(timm_config_error({.img_mean = 300.0}).find("fill values must be in [0, 255]") != std::string::npos);
+  CHECK(timm_config_error({}, 0).find("timm's ops run on PIL images only") != std::string::npos);
 }
 
 TEST_CASE("timm's AutoAugment: one sub-policy a sample, its ops in order with their probabilities and magnitudes",
           "[transforms][timm]") {
   // timm's auto_augment_policy_original begins [('PosterizeOriginal', 0.4, 8), ('Rotate', 0.6, 9)]
-  const TimmSubPolicy& first = detail::timm_policies[0][0];
+  const TimmSubPolicy& first = conveyor::detail::timm_policies[0][0];
   CHECK((first.steps[0].op == TimmOp::posterize_original && first.steps[0].prob == 0.4 &&
          first.steps[0].magnitude == 8.0 && first.steps[1].op == TimmOp::rotate));
   for (std::size_t p = 0; p < enum_names(TimmPolicy{}).size(); ++p) {
@@ -127,7 +127,7 @@ TEST_CASE("timm's AutoAugment: one sub-policy a sample, its ops in order with th
     // the share of samples with both ops is the table's mean of prob_1 * prob_2; PosterizeOriginal
     // keeps int(magnitude / 10 * 4) + 4 bits
     double both = 0;
-    for (const TimmSubPolicy& s : detail::timm_policies[p]) both += s.steps[0].prob * s.steps[1].prob / 25.0;
+    for (const TimmSubPolicy& s : conveyor::detail::timm_policies[p]) both += s.steps[0].prob * s.steps[1].prob / 25.0;
     const std::vector<PixelTransform> ts{t};
     validate_transforms(ts);
     int twos = 0;
@@ -138,11 +138,11 @@ TEST_CASE("timm's AutoAugment: one sub-policy a sample, its ops in order with th
       REQUIRE(calls.size() <= 2);
       twos += calls.size() == 2;
       for (const DrawnCall& call : calls)
-        if (call.function == "timm.posterize" && p == 0) CHECK(number(call) >= 4.0);  // original: PosterizeOriginal
+        if (call.function == "timm.posterize" && p == 0) CHECK(first_number(call) >= 4.0);  // original: PosterizeOriginal
     }
     CHECK(std::abs(twos / double(n) - both) < 4.0 * std::sqrt(both * (1 - both) / n) + 1e-9);
   }
-  CHECK(config_error(TimmRandAugment{}).empty());
+  CHECK(timm_config_error(TimmRandAugment{}).empty());
   const std::vector<PixelTransform> on_tensor{TimmAutoAugment{}};
   CHECK_THROWS_WITH(validate_pil_transforms(on_tensor, 0), Catch::Contains("timm's ops run on PIL images only"));
 }
