@@ -16,14 +16,13 @@ ratio. A recipe whose transforms this build cannot run is listed as skipped, wit
 """
 import argparse
 import os
-import time
 
 import torch
 import torchvision
 from torchvision import transforms as v1
 from torchvision.transforms import v2
 
-from loader_rate import loader_rate
+from loader_rate import loader_rate, torch_loader_rate
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -102,17 +101,7 @@ def dataloader_rate(data, compose, mixing, workers, epochs, device):
         kwargs.update(persistent_workers=True, prefetch_factor=2)
     v1_compose = not type(compose).__module__.startswith("torchvision.transforms.v2")
     dataset = torchvision.datasets.ImageFolder(data, compose) if v1_compose else Decoded(data, compose)
-    loader = torch.utils.data.DataLoader(dataset, **kwargs)
-    images = 0
-    start = time.perf_counter()
-    for _ in range(epochs):
-        for x, _ in loader:
-            if device == "cuda":
-                x = x.to(device, non_blocking=True)
-            images += x.shape[0]
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return images / (time.perf_counter() - start)
+    return torch_loader_rate(torch.utils.data.DataLoader(dataset, **kwargs), epochs, device)
 
 
 def main():

@@ -5,33 +5,36 @@ interpolation="bicubic")`: its DataLoader of PIL images, on --device cuda its pr
 normalises and erases on the GPU), the PyTorch DataLoader over torchvision's ImageFolder with the
 transform `timm.data.create_transform` gives for the same arguments, and conveyor.Loader given that
 transform unchanged (on the CPU backend, or the GPU). Batch 256, whole epochs timed from the
-iterator's creation; img/s per worker count and the ratios.
+iterator's creation; img/s per worker count and the ratios. On Pillow 13 timm's posterize is given
+Pillow 12's behaviour for 0 bits (`pillow_12_posterize`), without which timm's loader stops.
 
     python3 benchmarks/compare/timm_vs_conveyor.py --data DIR [--device cuda] [--workers 4,16]
 """
 import argparse
-import time
 
 import torch
-import torchvision
 
-from loader_rate import loader_rate
+from loader_rate import loader_rate, torch_loader_rate
+from recipes_vs_dataloader import dataloader_rate
 
 DEIT = dict(is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25, interpolation="bicubic")
 
 
-def rate(loader, epochs, device):
-    """img/s over `epochs` epochs of a PyTorch-style loader, its batches copied to the device."""
-    images = 0
-    start = time.perf_counter()
-    for _ in range(epochs):
-        for x, _ in loader:
-            if device == "cuda":
-                x = x.to(device, non_blocking=True)
-            images += x.shape[0]
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return images / (time.perf_counter() - start)
+def pillow_12_posterize():
+    """timm's posterize as it ran on Pillow 12: Pillow 13 refuses to keep 0 bits, which timm's
+    PosterizeIncreasing asks for at level 10 (m9 with mstd0.5 reaches it), stopping timm's loader with
+    ValueError; conveyor gives the black image Pillow 12 gave, and so does timm's here."""
+    from PIL import ImageOps
+    from timm.data import auto_augment
+
+    def posterize(img, bits_to_keep, **_):
+        if bits_to_keep >= 8:
+            return img
+        if bits_to_keep < 1:
+            return img.point([0] * 256 * len(img.getbands()))
+        return ImageOps.posterize(img, bits_to_keep)
+    for name in ("Posterize", "PosterizeIncreasing", "PosterizeOriginal"):
+        auto_augment.NAME_TO_OP[name] = posterize
 
 
 def timm_loader_rate(data, size, workers, epochs, device):
@@ -40,14 +43,7 @@ def timm_loader_rate(data, size, workers, epochs, device):
     loader = timm.data.create_loader(dataset, input_size=(3, size, size), batch_size=256, num_workers=workers,
                                      pin_memory=device == "cuda", use_prefetcher=device == "cuda",
                                      device=torch.device(device), persistent_workers=True, **DEIT)
-    return rate(loader, epochs, device)
-
-
-def dataloader_rate(data, transform, workers, epochs, device):
-    dataset = torchvision.datasets.ImageFolder(data, transform)
-    loader = torch.utils.data.DataLoader(dataset, batch_size=256, shuffle=True, num_workers=workers,
-                                         pin_memory=device == "cuda", persistent_workers=workers > 0)
-    return rate(loader, epochs, device)
+    return torch_loader_rate(loader, epochs, device)
 
 
 def main():
@@ -61,11 +57,12 @@ def main():
     ap.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
     args = ap.parse_args()
     torch.set_num_threads(1)  # the loaders' workers each use one, as conveyor's do
+    pillow_12_posterize()  # before any transform is made (AugmentOp keeps its function)
     transform = timm.data.create_transform(args.size, **DEIT)
     rows = []
     for workers in [int(w) for w in args.workers.split(",")]:
         timm_own = timm_loader_rate(args.data, args.size, workers, args.epochs, args.device)
-        plain = dataloader_rate(args.data, transform, workers, args.epochs, args.device)
+        plain = dataloader_rate(args.data, transform, None, workers, args.epochs, args.device)
         loader = conveyor.Loader(conveyor.ImageFolder(args.data), batch_size=256, shuffle=True, seed=0,
                                  workers=workers, device=args.device, transform=transform)
         ours = loader_rate(loader, args.epochs, args.device == "cuda")

@@ -93,6 +93,29 @@ namespace detail {
   return std::max(0.0, std::min(m, upper));
 }
 
+/// The checks of what a timm policy's ops share (AugmentOp's hparams).
+inline void expect_timm_hparams(const char* policy, double magnitude_std, const std::optional<double>& magnitude_max,
+                                const Fill& img_mean, double translate_pct) {
+  expect_transform(!std::isnan(magnitude_std), policy, "magnitude_std must be a number");
+  expect_transform(!magnitude_max || (*magnitude_max >= 0.0 && std::isfinite(*magnitude_max)), policy,
+                   "magnitude_max must be finite and >= 0, got " + shown(magnitude_max.value_or(0)));
+  expect_transform(std::isfinite(translate_pct), policy, "translate_pct must be finite, got " + shown(translate_pct));
+  expect_fill(policy, img_mean);
+}
+
+/// timm's policies on a tensor: refused (their ops are Pillow's).
+inline void refuse_timm_on_tensor(const char* policy) {
+  expect_transform(false, policy, "timm's ops run on PIL images only, as timm runs them: place it before the "
+                                  "conversion to a tensor (MaybeToTensor, ToTensor)");
+}
+
+/// What the ops share: `img_mean` (timm's _FILL, 128 each, where none), the filter, translate_pct.
+[[nodiscard]] inline TimmOpParams timm_op_params(const Fill& img_mean,
+                                                 const std::optional<ops::pixel::Interpolation>& interpolation,
+                                                 double translate_pct) {
+  return {img_mean.values() ? img_mean : Fill{128.0, 128.0, 128.0}, interpolation, translate_pct};
+}
+
 /// Pillow's resampling constant for a mode (Image.Resampling), as timm passes `resample`.
 [[nodiscard]] constexpr std::int64_t pillow_resample(ops::pixel::Interpolation mode) noexcept {
   return mode == ops::pixel::Interpolation::nearest ? 0 : mode == ops::pixel::Interpolation::bilinear ? 2 : 3;

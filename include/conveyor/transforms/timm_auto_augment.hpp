@@ -14,7 +14,6 @@
 #include <conveyor/transforms/timm_augment_ops.hpp>
 
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -180,24 +179,16 @@ struct TimmAutoAugment {
   void validate() const {
     detail::expect_transform(static_cast<std::size_t>(policy) < detail::timm_policies.size(), name,
                              "policy must be original, originalr, v0 or v0r");
-    detail::expect_transform(!std::isnan(magnitude_std), name, "magnitude_std must be a number");
-    detail::expect_transform(!magnitude_max || (*magnitude_max >= 0.0 && std::isfinite(*magnitude_max)), name,
-                             "magnitude_max must be finite and >= 0, got " + detail::shown(magnitude_max.value_or(0)));
-    detail::expect_transform(std::isfinite(translate_pct), name,
-                             "translate_pct must be finite, got " + detail::shown(translate_pct));
-    detail::expect_fill(name, img_mean);
+    detail::expect_timm_hparams(name, magnitude_std, magnitude_max, img_mean, translate_pct);
   }
   void validate_pil() const {}  // timm's ops are Pillow's
-  void validate_tensor() const {
-    detail::expect_transform(false, name, "timm's ops run on PIL images only, as timm runs them: place it before "
-                                          "the conversion to a tensor (MaybeToTensor, ToTensor)");
-  }
+  void validate_tensor() const { detail::refuse_timm_on_tensor(name); }
   [[nodiscard]] int max_ops() const { return 2; }
 
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     const auto& table = detail::timm_policies[static_cast<std::size_t>(policy)];
-    const TimmOpParams params{img_mean.values() ? img_mean : Fill{128.0, 128.0, 128.0}, interpolation, translate_pct};
+    const TimmOpParams params = detail::timm_op_params(img_mean, interpolation, translate_pct);
     for (const TimmStep& step : table[rng.below(table.size())].steps) {
       if (step.prob < 1.0 && rng.uniform() > step.prob) continue;
       detail::apply_timm_op(d, rng, step.op, detail::timm_level(rng, step.magnitude, magnitude_std, magnitude_max),

@@ -68,24 +68,16 @@ struct TimmRandAugment {
     detail::expect_transform(std::isfinite(magnitude), name,
                              "magnitude must be finite, got " + detail::shown(magnitude));
     detail::expect_transform(prob >= 0.0 && prob <= 1.0, name, "prob must be in [0, 1], got " + detail::shown(prob));
-    detail::expect_transform(!std::isnan(magnitude_std), name, "magnitude_std must be a number");
-    detail::expect_transform(!magnitude_max || (*magnitude_max >= 0.0 && std::isfinite(*magnitude_max)), name,
-                             "magnitude_max must be finite and >= 0, got " + detail::shown(magnitude_max.value_or(0)));
-    detail::expect_transform(std::isfinite(translate_pct), name,
-                             "translate_pct must be finite, got " + detail::shown(translate_pct));
-    detail::expect_fill(name, img_mean);
+    detail::expect_timm_hparams(name, magnitude_std, magnitude_max, img_mean, translate_pct);
   }
   void validate_pil() const {}  // timm's ops are Pillow's
-  void validate_tensor() const {
-    detail::expect_transform(false, name, "timm's ops run on PIL images only, as timm runs them: place it before "
-                                          "the conversion to a tensor (MaybeToTensor, ToTensor)");
-  }
+  void validate_tensor() const { detail::refuse_timm_on_tensor(name); }
   [[nodiscard]] int max_ops() const { return num_layers; }
 
   void draw(ProgramDraw& d, int position) const {
     CounterRng rng = d.stream(position);
     const auto& table = increasing ? detail::timm_rand_increasing_ops : detail::timm_rand_ops;
-    const TimmOpParams params{img_mean.values() ? img_mean : Fill{128.0, 128.0, 128.0}, interpolation, translate_pct};
+    const TimmOpParams params = detail::timm_op_params(img_mean, interpolation, translate_pct);
     for (int k = 0; k < num_layers; ++k) {
       const TimmOp op = table[rng.below(table.size())];
       if (prob < 1.0 && rng.uniform() > prob) continue;
