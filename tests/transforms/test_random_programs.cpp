@@ -50,8 +50,16 @@ TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on t
     return total.transforms.size() >= transforms.size() && total.ops.size() >= ops.size() &&
            total.device_ops.size() >= ops.size();
   };
-  // 6,000 cases at least, then on until everything is covered (a transform valid only on PIL images
-  // and seldom drawn valid, or an op one transform draws now and then, may need more), 40,000 at most
+  // what the fuzzer's corpus reaches counts (a flip op after a neighbourhood op, on the device path,
+  // takes the random cases 12,000 to reach), then 6,000 random cases at least, and on until
+  // everything is covered (a transform valid only on PIL images and seldom drawn valid, or an op one
+  // transform draws now and then, may need more), 40,000 at most
+  const auto add = [&](const conveyor_test::FuzzOutcome& o) {
+    total.ops.insert(o.ops.begin(), o.ops.end());
+    total.device_ops.insert(o.device_ops.begin(), o.device_ops.end());
+    total.transforms.insert(o.transforms.begin(), o.transforms.end());
+  };
+  for (const auto& c : conveyor_test::corpus_cases(CONVEYOR_SOURCE_DIR)) add(conveyor_test::run_program_case(c.bytes));
   for (int k = 0; k < 40000 && (k < 6000 || !covered()); ++k) {
     const std::vector<std::uint8_t> bytes = conveyor_test::random_case(rng);
     INFO("case " << k);
@@ -62,9 +70,7 @@ TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on t
     views += o.views;
     device += o.device;
     refused_samples += o.refused_samples > 0;
-    total.ops.insert(o.ops.begin(), o.ops.end());
-    total.device_ops.insert(o.device_ops.begin(), o.device_ops.end());
-    total.transforms.insert(o.transforms.begin(), o.transforms.end());
+    add(o);
   }
   // what the run exists for: not only refusals
   CHECK(ran > 400);
