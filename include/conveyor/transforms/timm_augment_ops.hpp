@@ -156,16 +156,15 @@ inline void apply_timm_op(ProgramDraw& d, CounterRng& rng, TimmOp op, double lev
   };
   // ImageEnhance's Color, Contrast, Brightness, Sharpness at _enhance_level_to_arg's factor (fraction
   // * 1.8 + 0.1), or _enhance_increasing_level_to_arg's (max(0.1, 1.0 +- fraction * 0.9))
-  const auto enhance = [&](const char* function, bool increasing) {
+  const auto enhance = [&](auto factory, const char* function, bool increasing) {
     const double factor = increasing ? std::max(0.1, 1.0 + randomly_negate(rng, fraction * 0.9))
                                      : ops::exact::add(ops::exact::mul(fraction, 1.8), 0.1);
-    const std::string f = function;
-    number(f == "timm.color"      ? px::pil::adjust_saturation(factor)
-           : f == "timm.contrast" ? px::pil::adjust_contrast(factor)
-           : f == "timm.brightness" ? px::pil::adjust_brightness(factor)
-                                    : px::pil::adjust_sharpness(factor),
-           function, "factor", factor);
+    number(factory(factor), function, "factor", factor);
   };
+  const auto saturation = [](double f) { return px::pil::adjust_saturation(f); };
+  const auto contrast = [](double f) { return px::pil::adjust_contrast(f); };
+  const auto brightness = [](double f) { return px::pil::adjust_brightness(f); };
+  const auto sharpness = [](double f) { return px::pil::adjust_sharpness(f); };
   const auto posterize = [&](int bits) {  // timm's posterize: 8 bits and more keep the image
     if (bits >= 8) {
       if (d.describing()) d.describe({"timm.posterize", {DrawnArg::integer("bits_to_keep", bits)}});
@@ -201,14 +200,14 @@ inline void apply_timm_op(ProgramDraw& d, CounterRng& rng, TimmOp op, double lev
       const int add = std::min(128, static_cast<int>(fraction * 110.0));
       return integer(px::solarize_add(add), "timm.solarize_add", "add", add);
     }
-    case TimmOp::color: return enhance("timm.color", false);
-    case TimmOp::color_increasing: return enhance("timm.color", true);
-    case TimmOp::contrast: return enhance("timm.contrast", false);
-    case TimmOp::contrast_increasing: return enhance("timm.contrast", true);
-    case TimmOp::brightness: return enhance("timm.brightness", false);
-    case TimmOp::brightness_increasing: return enhance("timm.brightness", true);
-    case TimmOp::sharpness: return enhance("timm.sharpness", false);
-    case TimmOp::sharpness_increasing: return enhance("timm.sharpness", true);
+    case TimmOp::color: return enhance(saturation, "timm.color", false);
+    case TimmOp::color_increasing: return enhance(saturation, "timm.color", true);
+    case TimmOp::contrast: return enhance(contrast, "timm.contrast", false);
+    case TimmOp::contrast_increasing: return enhance(contrast, "timm.contrast", true);
+    case TimmOp::brightness: return enhance(brightness, "timm.brightness", false);
+    case TimmOp::brightness_increasing: return enhance(brightness, "timm.brightness", true);
+    case TimmOp::sharpness: return enhance(sharpness, "timm.sharpness", false);
+    case TimmOp::sharpness_increasing: return enhance(sharpness, "timm.sharpness", true);
     case TimmOp::shear_x:
     case TimmOp::shear_y: {
       const double factor = randomly_negate(rng, fraction * 0.3);
