@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """timm's DeiT training pipeline three ways, in one run: timm's own loader
 (`timm.data.create_loader(..., auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25,
-interpolation="bicubic")`: its DataLoader of PIL images, on --device cuda its prefetcher, which
+interpolation="bicubic")`, or another `--auto-augment`, e.g. AugMix's "augmix-m3-w3": its DataLoader of PIL images, on --device cuda its prefetcher, which
 normalises and erases on the GPU), the PyTorch DataLoader over torchvision's ImageFolder with the
 transform `timm.data.create_transform` gives for the same arguments, and conveyor.Loader given that
 transform unchanged (on the CPU backend, or the GPU). Batch 256, whole epochs timed from the
 iterator's creation; img/s per worker count and the ratios. On Pillow 13 timm's posterize is given
 Pillow 12's behaviour for 0 bits (`pillow_12_posterize`), without which timm's loader stops.
 
-    python3 benchmarks/compare/timm_vs_conveyor.py --data DIR [--device cuda] [--workers 4,16]
+    python3 benchmarks/compare/timm_vs_conveyor.py --data DIR [--device cuda] [--workers 4,16] [--auto-augment ...]
 """
 import argparse
 
@@ -37,12 +37,12 @@ def pillow_12_posterize():
         auto_augment.NAME_TO_OP[name] = posterize
 
 
-def timm_loader_rate(data, size, workers, epochs, device):
+def timm_loader_rate(data, size, workers, epochs, device, recipe):
     import timm.data
     dataset = timm.data.create_dataset("", root=data, is_training=True)
     loader = timm.data.create_loader(dataset, input_size=(3, size, size), batch_size=256, num_workers=workers,
                                      pin_memory=device == "cuda", use_prefetcher=device == "cuda",
-                                     device=torch.device(device), persistent_workers=True, **DEIT)
+                                     device=torch.device(device), persistent_workers=True, **recipe)
     return torch_loader_rate(loader, epochs, device)
 
 
@@ -55,13 +55,15 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+    ap.add_argument("--auto-augment", default=DEIT["auto_augment"])
     args = ap.parse_args()
+    recipe = dict(DEIT, auto_augment=args.auto_augment)
     torch.set_num_threads(1)  # the loaders' workers each use one, as conveyor's do
     pillow_12_posterize()  # before any transform is made (AugmentOp keeps its function)
-    transform = timm.data.create_transform(args.size, **DEIT)
+    transform = timm.data.create_transform(args.size, **recipe)
     rows = []
     for workers in [int(w) for w in args.workers.split(",")]:
-        timm_own = timm_loader_rate(args.data, args.size, workers, args.epochs, args.device)
+        timm_own = timm_loader_rate(args.data, args.size, workers, args.epochs, args.device, recipe)
         plain = dataloader_rate(args.data, transform, None, workers, args.epochs, args.device)
         loader = conveyor.Loader(conveyor.ImageFolder(args.data), batch_size=256, shuffle=True, seed=0,
                                  workers=workers, device=args.device, transform=transform)
@@ -69,11 +71,11 @@ def main():
         rows.append((workers, timm_own, plain, ours))
         print(f"{workers} workers: timm's loader {timm_own:,.0f} img/s, DataLoader {plain:,.0f} img/s, "
               f"conveyor {ours:,.0f} img/s ({ours / timm_own:.1f}x timm's)", flush=True)
-    print(f"\n| DeiT train ({args.device}, {args.size} px) | workers | timm's loader img/s | DataLoader img/s "
+    print(f"\n| timm train ({args.device}, {args.size} px) | workers | timm's loader img/s | DataLoader img/s "
           f"| conveyor img/s | vs timm's |")
     print("|---|---|---|---|---|---|")
     for workers, timm_own, plain, ours in rows:
-        print(f"| rand-m9-mstd0.5-inc1, re 0.25 | {workers} | {timm_own:,.0f} | {plain:,.0f} | {ours:,.0f} "
+        print(f"| {args.auto_augment}, re 0.25 | {workers} | {timm_own:,.0f} | {plain:,.0f} | {ours:,.0f} "
               f"| {ours / timm_own:.1f}x |")
 
 

@@ -26,12 +26,14 @@
 # NVIDIA DALI's mixed decoder against decode auto and cpu in one interleaved run on the ImageNet-like,
 # dense and native sets (where installed);
 # timm (part of perf): the gpu-labelled tests, then timm's DeiT training pipeline (create_transform with
-# auto_augment="rand-m9-mstd0.5-inc1", re_prob 0.25, bicubic) from timm's own loader, the DataLoader and
-# conveyor.Loader on the ImageNet-like set, 16 workers (timm from a wheel carried in .whl/, installed
+# auto_augment="rand-m9-mstd0.5-inc1", re_prob 0.25, bicubic), and the same with AugMix ("augmix-m3-w3"),
+# from timm's own loader, the DataLoader and conveyor.Loader on the ImageNet-like set, 16 workers (timm from a wheel carried in .whl/, installed
 # without its dependencies: timm.data needs only torch, torchvision and Pillow);
 # serve (part of perf): the request path: its GPU tests (and under memcheck), conveyor-latency
 # for requests of 1, 8 and 32 images from 1 and 32 clients, torchvision's PIL and
-# decode_jpeg(device="cuda") paths beside them, and a soak of 100,000 requests;
+# decode_jpeg(device="cuda") paths beside them, Hugging Face processors (ViT's, CLIP's) against
+# conveyor.Preprocessor serving them (benchmarks/compare/latency_hf.py, where check installed the
+# package), and a soak of 100,000 requests;
 # kernels (not part of all; about 5 minutes, for a session short of device time): the gpu-labelled
 # tests, memcheck over the cases that run each kernel on small inputs ([kernels]), and the fused
 # kernel's table (every filter beside the default);
@@ -298,11 +300,13 @@ if want timm && [ -z "$python" ]; then
   not_run compare_timm "the Python package did not install (python_install)"
 elif want timm && [ ! -d "$inet" ]; then
   not_run compare_timm "no ImageNet-like set"
-elif want timm && [ -z "$timm_wheel" ]; then
-  not_run compare_timm "no timm wheel in .whl/ (pip download timm --no-deps -d .whl)"
+elif want timm && ! "$py" -c 'import timm.data' 2> /dev/null; then
+  not_run compare_timm "no timm on the machine nor a wheel in .whl/ (pip download timm --no-deps -d .whl)"
 elif want timm; then
   step compare_timm env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/timm_vs_conveyor.py --data "$inet" --device cuda \
     --workers 16 --epochs 2
+  step compare_timm_augmix env PYTHONUNBUFFERED=1 "$py" benchmarks/compare/timm_vs_conveyor.py --data "$inet" \
+    --device cuda --workers 16 --epochs 2 --auto-augment augmix-m3-w3
 fi
 
 if want check && { [ ! -d "$inet10" ] || [ -z "$torch_prefix" ]; }; then
@@ -528,8 +532,20 @@ elif want serve; then
     step latency_torchvision env PYTHONUNBUFFERED=1 python3 -W ignore benchmarks/compare/latency_torchvision.py \
       --data "$inet" --paths cuda,pil --sizes 1,8,32 --clients 1 --requests 100
   fi
+  # Hugging Face processors' request path (ViT's, CLIP's): the processor on the CPU and with
+  # device="cuda", against conveyor.Preprocessor(transform=processor), where the package and
+  # transformers are installed (transformers from wheels carried in .whl/hf where the machine has none)
+  if ! python3 -c 'import transformers' 2> /dev/null && ls .whl/hf/transformers-*.whl > /dev/null 2>&1; then
+    python3 -m pip install -q --no-index --find-links .whl/hf transformers > "$logs/hf_install.log" 2>&1
+  fi
+  if ! python3 -c 'import conveyor, transformers' 2> /dev/null; then
+    not_run latency_hf "the Python package (check installs it) or transformers is not installed"
+  else
+    step latency_hf env PYTHONUNBUFFERED=1 python3 -W ignore benchmarks/compare/latency_hf.py --data "$inet" \
+      --sizes 1,8,32 --clients 1 --requests 100 --workers 14
+  fi
   step soak "$latency" --data "$inet" --device cuda --workers 2 --lanes 8 --sizes 8 --clients 32 --soak 100000
-  for s in latency_1_client latency_32_clients latency_torchvision soak; do
+  for s in latency_1_client latency_32_clients latency_torchvision latency_hf soak; do
     [ -f "$logs/$s.log" ] && result[$s]="${result[$s]} $(tail -n 1 "$logs/$s.log")"
   done
 fi
@@ -570,7 +586,7 @@ fi
   grep -A 8 '^| workers' "$logs/compare.log" 2> /dev/null
   echo
   grep -A 4 '^| workers' "$logs/python_vs_bench.log" 2> /dev/null
-  grep -A 3 '^| DeiT' "$logs/compare_timm.log" 2> /dev/null
+  grep -h -A 3 '^| timm train' "$logs/compare_timm.log" "$logs/compare_timm_augmix.log" 2> /dev/null
   tail -n 3 "$logs/python_tests.log" 2> /dev/null
   grep -E '^loss|img/s' "$logs/python_train.log" 2> /dev/null
   echo

@@ -36,7 +36,11 @@ def _inside(where: str, k: int) -> str:
 # bit for bit): it is v2's only.
 _V1 = {"Compose", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
        "RandomVerticalFlip", "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
-_V1_ON_PIL = {c.__name__ for c in T._PIXEL_TRANSFORMS if c._on_pil} - _V1 - {"GaussianBlur"}
+# v1's AugMix converts to a tensor and runs v1's tensor functionals, whose saturation and sharpness
+# round differently from v2's (`ratio * a + (1 - ratio) * b`, a conv2d): it is v2's only.
+_V1_ONLY_V2 = {"GaussianBlur": "its kernel's exponentials are MKL's",
+               "AugMix": "it runs v1's tensor functionals, whose saturation and sharpness round differently"}
+_V1_ON_PIL = {c.__name__ for c in T._PIXEL_TRANSFORMS if c._on_pil} - _V1 - set(_V1_ONLY_V2)
 
 
 def _is_v1(t: Any) -> bool:
@@ -56,9 +60,10 @@ def _ours(t: Any, where: str) -> Any:
         return t
     module, name = type(t).__module__, type(t).__name__
     if _is_v1(t) and name not in _V1 | _V1_ON_PIL:
+        why = f" ({_V1_ONLY_V2[name]})" if name in _V1_ONLY_V2 else ""
         raise _conveyor.ConfigError(
             f"{where} ({name}) is torchvision v1's (torchvision.transforms), whose {name} conveyor does not run "
-            f"yet: use torchvision.transforms.v2.{name} after ToImage(), on uint8 tensors (docs/transforms.md "
+            f"yet{why}: use torchvision.transforms.v2.{name} after ToImage(), on uint8 tensors (docs/transforms.md "
             "lists what runs where)")
     if module.startswith("timm."):
         if name in _TIMM:
@@ -85,12 +90,14 @@ def _ours(t: Any, where: str) -> Any:
             return _timm_rand_augment(t, where)
         if name == "AutoAugment":
             return _timm_auto_augment(t, where)
+        if name == "AugMixAugment":
+            return _timm_aug_mix(t, where)
         raise _conveyor.ConfigError(
             f"{where} ({name}) is timm's ({module}), which conveyor does not run yet: timm's evaluation "
-            "transforms run, and its training transforms with auto_augment \"rand-...\", \"original\", \"originalr\", "
-            "\"v0\", \"v0r\" or none (its RandomResizedCropAndInterpolation, torchvision v1's flip and ColorJitter, "
-            "RandAugment, AutoAugment, MaybeToTensor, Normalize, its RandomErasing); not yet its AugMix "
-            "(\"augmix-...\") nor torchvision's")
+            "transforms run, and its training transforms with auto_augment \"rand-...\", \"augmix-...\", "
+            "\"original\", \"originalr\", \"v0\", \"v0r\" or none (its RandomResizedCropAndInterpolation, "
+            "torchvision v1's flip and ColorJitter, RandAugment, AugMixAugment, AutoAugment, MaybeToTensor, "
+            "Normalize, its RandomErasing)")
     ours = getattr(T, name, None) if module.startswith("torchvision.transforms") else None
     if name == "ConvertImageDtype" and _is_v1(t):
         # v1's convert_image_dtype divides uint8 by 255 (v2's multiplies by 1/255): ToTensor's float32
@@ -195,6 +202,21 @@ def _timm_auto_augment(t: Any, where: str) -> Any:
     if policy is None:
         refuse("its sub-policies are none of timm's original, originalr, v0 and v0r (\"3a\" among them)")
     return T.TimmAutoAugment(policy=policy, **_timm_shared([op for sub in t.policy for op in sub], refuse))
+
+
+def _timm_aug_mix(t: Any, where: str) -> Any:
+    """timm's AugMixAugment (augment_and_mix_transform's) as TimmAugMix: its ops timm's
+    _AUGMIX_TRANSFORMS, sharing one AugmentOp configuration (as augmix_ops makes them)."""
+    from timm.data import auto_augment as aa
+    refuse = _timm_refusal(where, "AugMixAugment", "augment_and_mix_transform")
+    names = [op.name for op in t.ops]
+    if names != list(aa._AUGMIX_TRANSFORMS):
+        refuse(f"its ops are {names}: conveyor runs timm's _AUGMIX_TRANSFORMS")
+    first = t.ops[0]
+    if any((op.prob, op.magnitude) != (1.0, first.magnitude) for op in t.ops):
+        refuse("its ops differ in magnitude or apply with a probability: augmix_ops gives them one, always applied")
+    return T.TimmAugMix(magnitude=float(first.magnitude), width=t.width, depth=t.depth, alpha=float(t.alpha),
+                        blended=bool(t.blended), **_timm_shared(t.ops, refuse))
 
 
 def _without_name(message: str, name: str) -> str:

@@ -49,16 +49,21 @@ std::vector<std::byte> on_device(const std::vector<PixelImage>& images, const st
   std::vector<std::uint8_t> packed;
   for (const PixelImage& image : images) packed.insert(packed.end(), image.pixels.begin(), image.pixels.end());
   cuda::DeviceBuffer pixels(packed.size()), scratch(cuda::kernels::pixel_scratch_bytes(count, width, height)),
-      table(count * sizeof(px::PixelProgram)), out(count * sample_bytes);
+      table(count * sizeof(px::PixelProgram)), out(count * sample_bytes), mix_saved(packed.size()),
+      mix_sums(packed.size() * sizeof(float));
   CONVEYOR_CUDA_TRY(cudaMemcpy(pixels.data(), packed.data(), packed.size(), cudaMemcpyHostToDevice));
   CONVEYOR_CUDA_TRY(cudaMemcpy(table.data(), programs.data(), table.size(), cudaMemcpyHostToDevice));
   CONVEYOR_CUDA_TRY(cudaMemset(scratch.data(), 0x5A, scratch.size()));
+  CONVEYOR_CUDA_TRY(cudaMemset(mix_saved.data(), 0x5A, mix_saved.size()));  // a mix reads only what it wrote
+  CONVEYOR_CUDA_TRY(cudaMemset(mix_sums.data(), 0x5A, mix_sums.size()));
   CONVEYOR_CUDA_TRY(cudaMemset(out.data(), 0xA5, out.size()));
   cuda::Stream stream;
   cuda::kernels::PixelBatch batch;
   batch.programs = reinterpret_cast<const px::PixelProgram*>(table.data());
   batch.images = reinterpret_cast<std::uint8_t*>(pixels.data());
   batch.scratch = reinterpret_cast<std::uint8_t*>(scratch.data());
+  batch.mix_saved = reinterpret_cast<std::uint8_t*>(mix_saved.data());
+  batch.mix_sums = reinterpret_cast<float*>(mix_sums.data());
   batch.out = out.data();
   batch.sample_bytes = sample_bytes;
   batch.params = params;

@@ -388,7 +388,7 @@ def test_timms_deit_transform_gives_the_same_batches_for_any_worker_count(photos
 
 def test_timms_training_transforms_beyond_the_basic_are_refused_naming_timm():
     """Its training transforms run (PIPELINES' "timm train": a filter drawn per image, its
-    RandAugment and RandomErasing); its other policies are refused, naming timm."""
+    RandAugment, AugMix (test_augmix.py) and RandomErasing); its other policies are refused, naming timm."""
     timm_data = pytest.importorskip("timm.data")
     random = conveyor.ImageAugment.from_transforms(timm_data.create_transform(96, is_training=True,
                                                                              interpolation="random"))
@@ -398,9 +398,11 @@ def test_timms_training_transforms_beyond_the_basic_are_refused_naming_timm():
     assert deit.transforms[0] == conveyor.transforms.TimmRandAugment(
         num_layers=2, magnitude=9.0, prob=0.5, magnitude_std=0.5, magnitude_max=None, increasing=True,
         img_mean=(124, 116, 104), interpolation="bicubic", translate_pct=0.45)
-    with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(AugMixAugment\) is timm's .*not yet its AugMix"):
-        conveyor.Loader(conveyor.InMemory(), transform=timm_data.create_transform(
-            224, is_training=True, auto_augment="augmix-m5-w3-d2"))
+    augmix = conveyor.ImageAugment.from_transforms(timm_data.create_transform(
+        224, is_training=True, auto_augment="augmix-m5-w3-d2"))
+    assert augmix.transforms[0] == conveyor.transforms.TimmAugMix(
+        magnitude=5.0, width=3, depth=2, alpha=1.0, blended=False, magnitude_std=float("inf"), magnitude_max=None,
+        img_mean=(124, 116, 104), interpolation="bilinear", translate_pct=0.3)
     original = conveyor.ImageAugment.from_transforms(timm_data.create_transform(
         96, is_training=True, auto_augment="original-mstd0.5"))
     assert original.transforms[0] == conveyor.transforms.TimmAutoAugment(

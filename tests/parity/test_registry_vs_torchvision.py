@@ -31,11 +31,12 @@ OURS = {(name, "v1") for name in ("RandomAffine", "TrivialAugmentWide", "RandAug
 OURS_DEFAULTS = {"v1": False, "image": "float32"}
 OURS |= {("GaussianNoise", "image")}
 # Registered transforms of other libraries made by a function from a config string rather than a
-# class of their arguments: timm's RandAugment and AutoAugment (rand_augment_transform parses
-# "rand-m9-...", auto_augment_transform "v0-mstd0.5", each with hparams). Their plain configs, compiled
+# class of their arguments: timm's RandAugment, AutoAugment and AugMix (rand_augment_transform parses
+# "rand-m9-...", auto_augment_transform "v0-mstd0.5", augment_and_mix_transform "augmix-m3", each with hparams). Their plain configs, compiled
 # as the Loader compiles them, are conveyor's defaults.
 FROM_CONFIG = {"TimmRandAugment": ("timm.data.auto_augment", "rand_augment_transform", "rand"),
-               "TimmAutoAugment": ("timm.data.auto_augment", "auto_augment_transform", "v0")}
+               "TimmAutoAugment": ("timm.data.auto_augment", "auto_augment_transform", "v0"),
+               "TimmAugMix": ("timm.data.auto_augment", "augment_and_mix_transform", "augmix")}
 
 
 def _plain(value):

@@ -137,13 +137,24 @@ def test_gpu_decode_keeps_its_share_across_a_resume(samples):
         assert torch.equal(im, want_im) and torch.equal(lab, want_lab)
 
 
-@pytest.mark.parametrize("policy", ["rand-m9-mstd0.5-inc1", "original-mstd0.5"])
+def _augmix():
+    from torchvision.transforms import v2
+    return v2.Compose([v2.RandomResizedCrop(96), v2.ToImage(), v2.AugMix(), v2.ToDtype(torch.float32, scale=True),
+                       v2.Normalize([0.5] * 3, [0.25] * 3)])
+
+
+@pytest.mark.parametrize("policy", ["rand-m9-mstd0.5-inc1", "original-mstd0.5", "augmix-m3-w3", "augmix-m5-w2-b1",
+                                    "torchvision AugMix"])
 def test_timms_training_transform_on_the_gpu_gives_the_cpu_loaders_batches(samples, policy):
     """timm's DeiT transform (its RandAugment, Pillow's ops in the kernel, bilinear and bicubic
-    affine maps drawn per op, and its erasing) and an AutoAugment one, unchanged: bit for bit."""
-    timm_data = pytest.importorskip("timm.data")
-    transform = timm_data.create_transform(96, is_training=True, auto_augment=policy, re_prob=0.5,
-                                           interpolation="random")
+    affine maps drawn per op, and its erasing), an AutoAugment one, its AugMix (the mixing buffers
+    beside each image), unchanged, and torchvision's AugMix: bit for bit."""
+    if policy == "torchvision AugMix":
+        transform = _augmix()
+    else:
+        timm_data = pytest.importorskip("timm.data")
+        transform = timm_data.create_transform(96, is_training=True, auto_augment=policy, re_prob=0.5,
+                                               interpolation="random")
     data = conveyor.ImageFolder(str(samples))
     kw = dict(batch_size=4, shuffle=True, seed=11, workers=3)
     for epoch in range(2):

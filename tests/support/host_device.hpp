@@ -137,7 +137,8 @@ class HostResample final : public conveyor::DeviceStep {
 
 /// ProgramSamples as the CUDA step runs it, with the CPU's functions in the kernels' places: every
 /// sample resampled into a u8 image (a `precomputed` one's image copied), then each sample's
-/// program from the uploaded program table run on its image and stored (the CPU executor).
+/// program from the uploaded program table run on its image and stored (the CPU executor); as the
+/// kernel, a program that mixes where the step keeps no mixing buffers (`spec.mixes`) runs no ops.
 class HostProgram final : public conveyor::DeviceStep {
  public:
   HostProgram(const conveyor::ProgramSamples& spec, const conveyor::DeviceStepConfig& c)
@@ -159,10 +160,16 @@ class HostProgram final : public conveyor::DeviceStep {
                                      conveyor::detail::program_image_params(), image, scratch_);
     }
     auto* out = static_cast<std::byte*>(s.output);
-    for (std::int64_t j = 0; j < n; ++j)
-      conveyor::ops::cpu::run_pixel_program(programs[copies.entry(j)], images_.data() + std::size_t(j) * image_bytes_,
-                                            spec_.out_width, spec_.out_height, spec_.params,
-                                            out + copies.output(j, c_.sample_bytes), pixel_scratch_);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const conveyor::ops::pixel::PixelProgram& program = programs[copies.entry(j)];
+      std::uint8_t* image = images_.data() + std::size_t(j) * image_bytes_;
+      std::byte* sample = out + copies.output(j, c_.sample_bytes);
+      if (spec_.mixes || !conveyor::ops::pixel::mixes(program))
+        conveyor::ops::cpu::run_pixel_program(program, image, spec_.out_width, spec_.out_height, spec_.params, sample,
+                                              pixel_scratch_);
+      else
+        conveyor::ops::cpu::store_pixels(program, image, spec_.out_width, spec_.out_height, spec_.params, sample);
+    }
   }
 
  private:

@@ -172,12 +172,29 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
   }
 }
 
-/// A program of 1 to 16 random ops (erasing among them), valid on a `width` x `height` image.
+/// A program of 1 to 16 random ops (erasing among them), valid on a `width` x `height` image; a
+/// third of those of 4 ops or more mix (ops/pixel/mix.hpp): random ops, then a begin, chains of 0
+/// to 3 random ops each closed by an add or blend_add, and an end, with weights in [0, 1] (the edges
+/// among them).
 inline conveyor::ops::pixel::PixelProgram random_program(conveyor::CounterRng& rng, int width, int height) {
-  conveyor::ops::pixel::PixelProgram program;
-  const int length = 1 + static_cast<int>(rng.below(conveyor::ops::pixel::max_program_ops));
-  for (int k = 0; k < length; ++k) conveyor::ops::pixel::append(program, random_op(rng, width, height));
-  conveyor::ops::pixel::check(program, width, height);
+  namespace px = conveyor::ops::pixel;
+  px::PixelProgram program;
+  const int length = 1 + static_cast<int>(rng.below(px::max_program_ops));
+  const auto weight = [&] { return rng.below(4) == 0 ? static_cast<double>(rng.below(2)) : rng.uniform(); };
+  int plain = length;
+  if (length >= 4 && rng.below(3) == 0) plain = static_cast<int>(rng.below(static_cast<std::uint64_t>(length - 3)));
+  for (int k = 0; k < plain; ++k) px::append(program, random_op(rng, width, height));
+  if (plain < length) {
+    px::append(program, px::mix(px::Mix::begin, weight()));
+    for (int left = length - plain - 2; left > 0;) {
+      const int ops = static_cast<int>(rng.below(static_cast<std::uint64_t>(std::min(left, 4))));
+      for (int k = 0; k < ops; ++k) px::append(program, random_op(rng, width, height));
+      px::append(program, px::mix(rng.below(2) ? px::Mix::add : px::Mix::blend_add, weight()));
+      left -= ops + 1;
+    }
+    px::append(program, rng.below(2) ? px::mix(px::Mix::end) : px::mix(px::Mix::end_blend, weight()));
+  }
+  px::check(program, width, height);
   return program;
 }
 

@@ -23,7 +23,7 @@ using namespace conveyor_test;
 
 namespace {
 
-constexpr std::size_t draws = 20000;
+constexpr std::size_t policy_draws = 20000;
 
 /// A row of an `_AUGMENTATION_SPACE` as the source spells it: the op, torch.linspace's (start,
 /// end) (end in units of the width or height where `side` says), Posterize's divisor, or none.
@@ -231,7 +231,7 @@ TEST_CASE("TrivialAugmentWide: one op uniformly, a uniform bin, signed ops negat
   const TrivialAugmentWide ta{};
   std::vector<double> op_counts(14), bin_counts(31);
   std::size_t signed_draws = 0, negated = 0;
-  for (std::uint64_t i = 0; i < draws; ++i) {
+  for (std::uint64_t i = 0; i < policy_draws; ++i) {
     CounterRng rng(7, 0, i, RngOp::pixel_transform);
     const PolicyChoice c = ta.choose(rng, 224, 224);
     const std::size_t k = index_of(trivial_augment_wide_space, c.op);
@@ -274,12 +274,12 @@ TEST_CASE("TrivialAugmentWide draws one record, none for Identity (1 in 14)", "[
   const std::vector<PixelTransform> ts{TrivialAugmentWide{}};
   validate_transforms(ts);
   std::size_t none = 0;
-  for (std::uint64_t i = 0; i < draws; ++i) {
+  for (std::uint64_t i = 0; i < policy_draws; ++i) {
     const SampleProgram p = draw_program(ts, 3, 1, i, 224, 224);
     REQUIRE(p.pixels.count <= 1);
     none += p.pixels.count == 0;
   }
-  CHECK(binomial_fits(none, draws, 1.0 / 14));
+  CHECK(binomial_fits(none, policy_draws, 1.0 / 14));
 }
 
 TEST_CASE("RandAugment: num_ops ops, each uniform and independent, at the fixed bin (_auto_augment.py:429-437)",
@@ -287,7 +287,7 @@ TEST_CASE("RandAugment: num_ops ops, each uniform and independent, at the fixed 
   const RandAugment ra{.num_ops = 2, .magnitude = 9};
   std::vector<double> pairs(14 * 14);
   std::size_t signed_draws = 0, negated = 0;
-  for (std::uint64_t i = 0; i < draws; ++i) {
+  for (std::uint64_t i = 0; i < policy_draws; ++i) {
     CounterRng rng(11, 2, i, RngOp::pixel_transform);
     std::size_t first = 0;
     for (int k = 0; k < 2; ++k) {
@@ -312,8 +312,8 @@ TEST_CASE("RandAugment: num_ops ops, each uniform and independent, at the fixed 
   const std::vector<PixelTransform> ts{RandAugment{.num_ops = 3, .magnitude = 30}};
   validate_transforms(ts);
   std::size_t records = 0;
-  for (std::uint64_t i = 0; i < draws; ++i) records += std::size_t(draw_program(ts, 5, 0, i, 224, 224).pixels.count);
-  CHECK(binomial_fits(records, 3 * draws, 13.0 / 14));
+  for (std::uint64_t i = 0; i < policy_draws; ++i) records += std::size_t(draw_program(ts, 5, 0, i, 224, 224).pixels.count);
+  CHECK(binomial_fits(records, 3 * policy_draws, 13.0 / 14));
 }
 
 TEST_CASE("AutoAugment: a uniform sub-policy, each step applied with its probability, its bin, signed ops "
@@ -325,7 +325,7 @@ TEST_CASE("AutoAugment: a uniform sub-policy, each step applied with its probabi
     std::vector<double> chosen(25);
     std::array<std::array<std::size_t, 2>, 25> applied{};
     std::size_t signed_draws = 0, negated = 0;
-    for (std::uint64_t i = 0; i < 2 * draws; ++i) {
+    for (std::uint64_t i = 0; i < 2 * policy_draws; ++i) {
       CounterRng rng(13, 0, i, RngOp::pixel_transform);
       const AutoAugmentChoice c = aa.choose(rng, 200, 300);
       REQUIRE(c.sub_policy >= 0);

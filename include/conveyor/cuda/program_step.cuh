@@ -35,7 +35,9 @@ class ProgramStep final : public DeviceStep {
       : spec_(spec), c_(c), images_per_slot_(c.batch_size * std::size_t(spec.copies.count)),
         image_bytes_(std::size_t(spec.out_width) * std::size_t(spec.out_height) * 3),
         images_(images_per_slot_ * image_bytes_),
-        scratch_(kernels::pixel_scratch_bytes(images_per_slot_, spec.out_width, spec.out_height)) {
+        scratch_(kernels::pixel_scratch_bytes(images_per_slot_, spec.out_width, spec.out_height)),
+        mix_saved_(spec.mixes ? scratch_.size() : 0),
+        mix_sums_(spec.mixes ? scratch_.size() * sizeof(float) : 0) {
     kernels::load_augment_kernels(detail::program_image_params());  // not inside the first batch's kernel time
     kernels::load_pixel_program_kernel();
     taps_.reserve(c.slots);
@@ -59,6 +61,10 @@ class ProgramStep final : public DeviceStep {
     b.programs = c_.layout.programs(s.arena);
     b.images = reinterpret_cast<std::uint8_t*>(images_.data());
     b.scratch = reinterpret_cast<std::uint8_t*>(scratch_.data());
+    if (spec_.mixes) {
+      b.mix_saved = reinterpret_cast<std::uint8_t*>(mix_saved_.data());
+      b.mix_sums = reinterpret_cast<float*>(mix_sums_.data());
+    }
     b.out = static_cast<std::byte*>(s.output);
     b.sample_bytes = c_.sample_bytes;
     b.copies = spec_.copies;
@@ -69,7 +75,7 @@ class ProgramStep final : public DeviceStep {
     kernels::launch_pixel_program(b, s.stream);
   }
   [[nodiscard]] std::size_t device_bytes() const noexcept override {
-    std::size_t n = images_.size() + scratch_.size();
+    std::size_t n = images_.size() + scratch_.size() + mix_saved_.size() + mix_sums_.size();
     for (const DeviceBuffer& t : taps_) n += t.size();
     return n;
   }
@@ -81,6 +87,7 @@ class ProgramStep final : public DeviceStep {
   std::size_t image_bytes_;
   DeviceBuffer images_;   // the batch resampled, u8 NHWC: the programs' input
   DeviceBuffer scratch_;  // the neighbourhood ops' second image
+  DeviceBuffer mix_saved_, mix_sums_;  // the mixing steps' saved images and float sums, where programs mix
   std::vector<DeviceBuffer> taps_;  // per slot: the fused kernel's filter windows, laid out from the plans
 };
 

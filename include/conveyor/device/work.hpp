@@ -49,6 +49,7 @@ struct ProgramSamples {
   ops::OutputParams params{};
   std::int32_t out_width = 0, out_height = 0;
   ops::CopyRange copies{};
+  bool mixes = false;  ///< programs may mix (AugMix): the step keeps each image's saved copy and float sums
 };
 
 /// A transform's device work.

@@ -326,7 +326,7 @@ struct ImageAugment {
   [[nodiscard]] DeviceStepSpec device_step(ops::CopyRange copies = {}) const {
     const Size size = output_size();
     if (transforms.empty()) return DeviceStepSpec::of(ResampleSamples{output_params(), size.width, size.height, copies});
-    return DeviceStepSpec::of(ProgramSamples{output_params(), size.width, size.height, copies});
+    return DeviceStepSpec::of(ProgramSamples{output_params(), size.width, size.height, copies, may_mix(transforms)});
   }
 
   /// The host half of the device path: draws the sample's program (into `area.program`, with

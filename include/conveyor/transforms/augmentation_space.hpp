@@ -87,6 +87,7 @@ struct Magnitudes {
   double start = 0.0;
   double end = 0.0;
   Side side = Side::none;
+  bool over = false;  ///< the end is the side over `end` (AugMix's `width / 3.0`), not times it
 };
 
 /// One row of an `_AUGMENTATION_SPACE`.
@@ -102,8 +103,11 @@ inline constexpr Magnitudes no_magnitudes{};
 [[nodiscard]] constexpr Magnitudes linspace(double start, double end, Magnitudes::Side side = Magnitudes::Side::none) {
   return {Magnitudes::Kind::linspace, start, end, side};
 }
-[[nodiscard]] constexpr Magnitudes posterize_bits(double divisor) {
-  return {Magnitudes::Kind::posterize, 8.0, divisor, Magnitudes::Side::none};
+[[nodiscard]] constexpr Magnitudes posterize_bits(double divisor, double from = 8.0) {
+  return {Magnitudes::Kind::posterize, from, divisor, Magnitudes::Side::none};
+}
+[[nodiscard]] constexpr Magnitudes side_over(double divisor, Magnitudes::Side side) {
+  return {Magnitudes::Kind::linspace, 0.0, divisor, side, true};
 }
 
 }  // namespace detail
@@ -164,6 +168,25 @@ inline constexpr std::array<PolicyEntry, 14> auto_augment_space{{
     {PolicyOp::invert, detail::no_magnitudes, false},
 }};
 
+/// AugMix's `_AUGMENTATION_SPACE` (_auto_augment.py:548-568, v1's autoaugment.py:508-530 alike), in
+/// its order: the first 9 are its `_PARTIAL_AUGMENTATION_SPACE` (`all_ops=False`). Posterize's
+/// `(4 - arange(n) / ((n - 1) / 4)).round()` (v1 rounds before subtracting: the same for its 10 bins).
+inline constexpr std::array<PolicyEntry, 13> aug_mix_space{{
+    {PolicyOp::shear_x, detail::linspace(0.0, 0.3), true},
+    {PolicyOp::shear_y, detail::linspace(0.0, 0.3), true},
+    {PolicyOp::translate_x, detail::side_over(3.0, Magnitudes::Side::width), true},
+    {PolicyOp::translate_y, detail::side_over(3.0, Magnitudes::Side::height), true},
+    {PolicyOp::rotate, detail::linspace(0.0, 30.0), true},
+    {PolicyOp::posterize, detail::posterize_bits(4.0, 4.0), false},
+    {PolicyOp::solarize, detail::linspace(1.0, 0.0), false},
+    {PolicyOp::autocontrast, detail::no_magnitudes, false},
+    {PolicyOp::equalize, detail::no_magnitudes, false},
+    {PolicyOp::brightness, detail::linspace(0.0, 0.9), true},
+    {PolicyOp::color, detail::linspace(0.0, 0.9), true},
+    {PolicyOp::contrast, detail::linspace(0.0, 0.9), true},
+    {PolicyOp::sharpness, detail::linspace(0.0, 0.9), true},
+}};
+
 /// Element `i` of `torch.linspace(start, end, steps)` (float32), as a double.
 [[nodiscard]] inline double linspace_float32(double start, double end, int steps, int i) noexcept {
   const float s = static_cast<float>(start), e = static_cast<float>(end);
@@ -179,9 +202,10 @@ inline constexpr std::array<PolicyEntry, 14> auto_augment_space{{
   const Magnitudes& m = entry.magnitudes;
   switch (m.kind) {
     case Magnitudes::Kind::linspace: {
-      double end = m.end;  // Python's `150.0 / 331.0 * width`
-      if (m.side == Magnitudes::Side::width) end = ops::exact::mul(end, static_cast<double>(width));
-      if (m.side == Magnitudes::Side::height) end = ops::exact::mul(end, static_cast<double>(height));
+      double end = m.end;  // Python's `150.0 / 331.0 * width`, or `width / 3.0`
+      const double side = m.side == Magnitudes::Side::width ? width : height;
+      if (m.side != Magnitudes::Side::none)
+        end = m.over ? ops::exact::div(side, m.end) : ops::exact::mul(end, side);
       return linspace_float32(m.start, end, bins, bin);
     }
     case Magnitudes::Kind::posterize: {

@@ -57,7 +57,7 @@ constexpr bool takes_fields(std::index_sequence<I...>) {
 }
 
 /// How many fields the aggregate `T` has (counted up to `Max`).
-template <class T, std::size_t Max = 10, std::size_t N = 0>
+template <class T, std::size_t Max = 11, std::size_t N = 0>
 constexpr std::size_t field_count() {
   if constexpr (N < Max && takes_fields<T>(std::make_index_sequence<N + 1>{})) return field_count<T, Max, N + 1>();
   else return N;
@@ -74,7 +74,7 @@ template <class T, class F>
   requires NamedFields<std::remove_cvref_t<T>>
 constexpr void for_each_field(T& t, F&& f) {
   constexpr std::size_t n = std::size(std::remove_cvref_t<T>::fields);
-  static_assert(n <= 9, "a transform of at most 9 fields");
+  static_assert(n <= 10, "a transform of at most 10 fields");
   constexpr const auto& names = std::remove_cvref_t<T>::fields;
   if constexpr (n == 1) { auto& [a] = t; f(names[0], a); }
   else if constexpr (n == 2) { auto& [a, b] = t; f(names[0], a), f(names[1], b); }
@@ -97,6 +97,10 @@ constexpr void for_each_field(T& t, F&& f) {
     auto& [a, b, c, d, e, g, h, i, j] = t;
     f(names[0], a), f(names[1], b), f(names[2], c), f(names[3], d), f(names[4], e), f(names[5], g), f(names[6], h),
         f(names[7], i), f(names[8], j);
+  } else if constexpr (n == 10) {
+    auto& [a, b, c, d, e, g, h, i, j, k] = t;
+    f(names[0], a), f(names[1], b), f(names[2], c), f(names[3], d), f(names[4], e), f(names[5], g), f(names[6], h),
+        f(names[7], i), f(names[8], j), f(names[9], k);
   }
 }
 

@@ -176,6 +176,21 @@ inline void validate_pil_transforms(std::span<const PixelTransform> transforms, 
   }
 }
 
+/// Whether any of `transforms`, nested ones counted, may draw mixing steps (AugMix's: a type with
+/// `static constexpr bool mixes = true`), for which the executors keep buffers beside the image.
+[[nodiscard]] inline bool may_mix(std::span<const PixelTransform> transforms) {
+  bool any = false;
+  for (const PixelTransform& t : transforms)
+    std::visit(
+        [&](const auto& x) {
+          using X = std::remove_cvref_t<decltype(x)>;
+          if constexpr (requires { x.transforms; }) any = any || may_mix(x.transforms);
+          else if constexpr (requires { requires X::mixes; }) any = true;
+        },
+        t);
+  return any;
+}
+
 /// The program `transforms` (validated) draw for sample `index` of `epoch` under `seed`, whose
 /// image is `width` x `height` when they see it, the first `pil_transforms` of them on a PIL image;
 /// the torchvision calls it stands for go to `calls` when it is set.

@@ -10,6 +10,7 @@
 /// everything).
 
 #include <conveyor/config.hpp>
+#include <conveyor/transforms/aug_mix.hpp>
 #include <conveyor/transforms/auto_augment.hpp>
 #include <conveyor/transforms/color_jitter.hpp>
 #include <conveyor/transforms/gaussian_blur.hpp>
@@ -33,6 +34,7 @@
 #include <conveyor/transforms/random_rotation.hpp>
 #include <conveyor/transforms/random_solarize.hpp>
 #include <conveyor/transforms/random_vertical_flip.hpp>
+#include <conveyor/transforms/timm_aug_mix.hpp>
 #include <conveyor/transforms/timm_auto_augment.hpp>
 #include <conveyor/transforms/timm_rand_augment.hpp>
 #include <conveyor/transforms/timm_random_erasing.hpp>
@@ -58,7 +60,7 @@ using PixelTransforms =
                   GaussianBlur, RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment,
                   RandomErasing, RandomApply, RandomChoice, RandomOrder, Identity,
                   RandomChannelPermutation, RandomPerspective, RandomPhotometricDistort, GaussianNoise,
-                  TimmRandomErasing, TimmRandAugment, TimmAutoAugment>;
+                  TimmRandomErasing, TimmRandAugment, TimmAutoAugment, AugMix, TimmAugMix>;
 
 /// One of the registered pixel transforms.
 using PixelTransform = PixelTransforms::Variant;

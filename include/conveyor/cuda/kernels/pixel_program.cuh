@@ -8,7 +8,8 @@
 /// One block per sample. Ops run one after the other, with a barrier between: a point op over the
 /// block's pixels; a statistic op as a reduction into shared memory (integer atomics: exact in any
 /// order), a table per channel made by three threads, then a pass through the tables; a
-/// neighbourhood op from the image into the sample's scratch image, which then becomes the image.
+/// neighbourhood op from the image into the sample's scratch image, which then becomes the image;
+/// a mixing step over the block's pixels with their saved values and sums (`mix_saved`, `mix_sums`).
 /// The images stay in global memory (L1 and L2 serve the neighbourhoods), except GaussianBlur's
 /// tiles (`pixel_gaussian_blur.cuh`): its hundreds of taps a pixel from global memory took a
 /// whole batch period.
@@ -45,6 +46,8 @@ struct PixelBatch {
   const ops::pixel::PixelProgram* programs = nullptr;  ///< the slot's table, read at `copies.entry`
   std::uint8_t* images = nullptr;   ///< count x height x width x 3 u8 (NHWC): the input, overwritten
   std::uint8_t* scratch = nullptr;  ///< as large as `images` (`pixel_scratch_bytes`), overwritten
+  std::uint8_t* mix_saved = nullptr;  ///< as large as `images`: the mixing steps' saved images, where programs mix
+  float* mix_sums = nullptr;          ///< count x height x width x 3 float sums, where programs mix
   std::byte* out = nullptr;         ///< count samples of `sample_bytes`, in `params`' dtype and layout
   std::size_t sample_bytes = 0;
   ops::CopyRange copies{};  ///< which copies of each sample (`count` counts each copy)
@@ -131,9 +134,12 @@ __global__ void __launch_bounds__(Threads) pixel_program_batch(PixelBatch b) {
   const int count = program.count < 0 ? 0 : (program.count > max_program_ops ? max_program_ops : program.count);
   std::uint8_t* image = b.images + sample * pixels * 3;
   std::uint8_t* other = b.scratch + sample * pixels * 3;
+  // The mixing buffers exist where the pipeline's transforms can mix (ProgramSamples::mixes): a
+  // program that mixes without them runs none of its ops rather than write where nothing is.
+  const bool runs = b.mix_saved != nullptr || !mixes(program);
 
   // Every branch below is uniform per block (one program), so no barrier is skipped.
-  for (int k = 0; k < count; ++k) {
+  for (int k = 0; runs && k < count; ++k) {
     const PixelOp op = program.ops[k];
     visit(op.code, [&]<class Op>() {
       if constexpr (Op::kind == OpKind::point) {
@@ -156,6 +162,10 @@ __global__ void __launch_bounds__(Threads) pixel_program_batch(PixelBatch b) {
         std::uint8_t* done = other;
         other = image;
         image = done;
+      } else if constexpr (Op::kind == OpKind::mix) {
+        std::uint8_t* saved = b.mix_saved + sample * pixels * 3;
+        float* sums = b.mix_sums + sample * pixels * 3;
+        for (std::int64_t p = tid; p < pixels; p += blockDim.x) Op::apply(op, image + p * 3, saved + p * 3, sums + p * 3);
       }
     });
     __syncthreads();

@@ -25,11 +25,13 @@ namespace ops::cpu {
 struct PixelScratch {
   std::vector<std::uint8_t> image;  ///< the neighbourhood ops' second image
   BlurBuffers blur;                 ///< GaussianBlur's float rows
+  std::vector<std::uint8_t> saved;  ///< the mixing steps' saved image (ops/pixel/mix.hpp)
+  std::vector<float> sums;          ///< and their float32 sums
 };
 
 namespace detail {
 
-/// Runs one op that reads nothing but the image (every kind except erase) on `image`. Flattened:
+/// Runs one op of the u8 image (every kind except scaled and erase) on `image`. Flattened:
 /// the op functions are compiled into each CPU clone, so `fmaf` is one instruction where the
 /// clone has FMA rather than a library call per tap.
 #if defined(__GNUC__)
@@ -72,6 +74,11 @@ CONVEYOR_CPU_CLONES inline void apply_pixel_op(const pixel::PixelOp& op, std::ui
         for (int y = 0; y < height; ++y)
           for (int x = 0; x < width; ++x)
             Op::apply(op, prepared, scratch.image.data(), width, height, x, y, image + (std::int64_t{y} * width + x) * 3);
+    } else if constexpr (Op::kind == OpKind::mix) {
+      scratch.saved.resize(static_cast<std::size_t>(pixels) * 3);  // a begin step writes both first (check_mixing)
+      scratch.sums.resize(static_cast<std::size_t>(pixels) * 3);
+      for (std::int64_t p = 0; p < pixels; ++p)
+        Op::apply(op, image + p * 3, scratch.saved.data() + p * 3, scratch.sums.data() + p * 3);
     }
   });
 }

@@ -27,6 +27,7 @@ enum class OpKind : std::int32_t {
   neighbourhood,  ///< a pixel from other pixels, into a second buffer
   scaled,         ///< an output element's float value between its scaling (ToDtype) and normalisation
   erase,          ///< output elements replaced after normalisation
+  mix,            ///< a pixel with its saved value and float sums beside the image (AugMix's mixing, mix.hpp)
 };
 
 /// One op with its parameters, made by the op's factory (e.g. `adjust_hue(0.1)`). Float

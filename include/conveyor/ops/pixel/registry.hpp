@@ -14,6 +14,8 @@
 ///   scaled         `scaled(op, channel, x, y, width, height, value)`: element (channel, x, y)'s
 ///                  float value (ToDtype's, in [0, 1]) before normalisation
 ///   erase          `covers(op, x, y)` and `value(op, channel, x, y)`
+///   mix            `apply(op, rgb, saved, sum)`: one pixel with its saved copy and its three float
+///                  sums, which the executors keep beside the image (mix.hpp)
 /// and optionally a host `check(op, width, height)` that throws ConfigError when the record
 /// cannot apply to an image of that size, and `pillow = true` for an op with Pillow's arithmetic
 /// (`ops::pixel::pil::`: torchvision's functional on a PIL image, named as the functional).
@@ -33,6 +35,7 @@
 #include <conveyor/ops/pixel/gaussian_blur.hpp>
 #include <conveyor/ops/pixel/gaussian_noise.hpp>
 #include <conveyor/ops/pixel/invert.hpp>
+#include <conveyor/ops/pixel/mix.hpp>
 #include <conveyor/ops/pixel/op.hpp>
 #include <conveyor/ops/pixel/permute_channels.hpp>
 #include <conveyor/ops/pixel/perspective.hpp>
@@ -64,7 +67,7 @@ using PixelOps = OpList<AdjustBrightness, AdjustContrast, AdjustSaturation, Adju
                         Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip,
                         PilAdjustBrightness, PilAdjustSaturation, PilAdjustContrast, PilAdjustSharpness, PilAdjustHue,
                         PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels, Perspective, PilPerspective, GaussianNoise, GaussianNoiseFloat,
-                        SolarizeAdd>;
+                        SolarizeAdd, Mix>;
 
 namespace detail {
 
@@ -118,8 +121,8 @@ CONVEYOR_HD bool visit(std::int32_t code, F&& f) {
   return kind;
 }
 
-/// Checks that `program` can run on a `width` x `height` image: a known code in every record
-/// and every op's own condition.
+/// Checks that `program` can run on a `width` x `height` image: a known code in every record,
+/// every op's own condition, and its mixing steps in order (`check_mixing`).
 /// @throws ConfigError naming the first record that cannot, and why.
 inline void check(const PixelProgram& program, int width, int height) {
   if (program.count < 0 || program.count > max_program_ops)
@@ -140,6 +143,14 @@ inline void check(const PixelProgram& program, int width, int height) {
                         std::to_string(height) + " image: " + std::string(::conveyor::detail::split_location(e.what()).second));
     }
   }
+  check_mixing(program);
+}
+
+/// Whether `program` holds a mixing step: its executor needs the saved image and the sums.
+[[nodiscard]] CONVEYOR_HD inline bool mixes(const PixelProgram& program) noexcept {
+  for (int k = 0; k < program.count && k < max_program_ops; ++k)
+    if (program.ops[k].code == Mix::code) return true;
+  return false;
 }
 
 }  // namespace ops::pixel
