@@ -13,6 +13,7 @@ import argparse
 import base64
 import json
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional, Tuple
 
 import torch
 import transformers
@@ -20,7 +21,7 @@ import transformers
 import conveyor
 
 
-def load(model_name, device):
+def load(model_name: Optional[str], device: str) -> Tuple[Any, Any]:
     """The processor and the model, from the hub (`model_name`) or from default configurations."""
     if model_name:
         processor = transformers.AutoImageProcessor.from_pretrained(model_name)
@@ -28,12 +29,15 @@ def load(model_name, device):
     else:
         torch.manual_seed(0)
         processor = transformers.ViTImageProcessor()
-        model = transformers.ViTForImageClassification(transformers.ViTConfig(
-            hidden_size=96, num_hidden_layers=2, num_attention_heads=2, intermediate_size=192, num_labels=10))
+        config = transformers.ViTConfig(hidden_size=96, num_hidden_layers=2, num_attention_heads=2,
+                                        intermediate_size=192)
+        config.num_labels = 10
+        model = transformers.ViTForImageClassification(config)
     return processor, model.to(device).eval()
 
 
-def make_server(model_name=None, device="cpu", port=8000, max_images=32, workers=-1):
+def make_server(model_name: Optional[str] = None, device: str = "cpu", port: int = 8000, max_images: int = 32,
+                workers: int = -1) -> ThreadingHTTPServer:
     """A ThreadingHTTPServer serving /classify on `port` (0: any free port)."""
     processor, model = load(model_name, device)
     # The processor's resize, crop, rescale and normalisation, compiled once; on a GPU the batch
@@ -42,16 +46,18 @@ def make_server(model_name=None, device="cpu", port=8000, max_images=32, workers
     labels = model.config.id2label
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
+        def do_POST(self) -> None:
             if self.path != "/classify":
-                return self.send_error(404)
+                self.send_error(404)
+                return
             try:
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 images = [base64.b64decode(b) for b in request["images"]]
                 with torch.inference_mode():
                     logits = model(pixel_values=pre(images)).logits
             except (conveyor.SampleError, conveyor.ConfigError, KeyError, ValueError) as e:
-                return self.send_error(400, str(e))
+                self.send_error(400, str(e))
+                return
             scores, classes = logits.softmax(-1).topk(min(5, logits.shape[-1]))
             body = json.dumps({"top5": [[[labels[int(c)], float(s)] for c, s in zip(cs, ss)]
                                         for cs, ss in zip(classes.tolist(), scores.tolist())]}).encode()
@@ -61,13 +67,13 @@ def make_server(model_name=None, device="cpu", port=8000, max_images=32, workers
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args):
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return ThreadingHTTPServer(("127.0.0.1", port), Handler)
 
 
-def main():
+def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default=None, help="a hub model id (default: a small random ViT, offline)")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
