@@ -17,7 +17,6 @@ The processors are built offline from their defaults (no weights, no hub): ViT's
                           [--sizes 1,8,32] [--clients 1] [--requests 200] [--workers 16]
 """
 
-import argparse
 import io
 import pathlib
 import sys
@@ -27,7 +26,7 @@ import transformers
 from PIL import Image
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from latency_torchvision import measure  # noqa: E402
+from latency_torchvision import measure, request_arguments, request_files  # noqa: E402
 
 PROCESSORS = {"vit": transformers.ViTImageProcessor, "clip": transformers.CLIPImageProcessor}
 
@@ -63,21 +62,11 @@ def conveyor_path(processor, cuda: bool, workers: int, max_images: int):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", required=True, help="a folder of JPEGs")
+    p = request_arguments(__doc__, "processor,processor-cuda,conveyor")
     p.add_argument("--processors", default="vit,clip")
-    p.add_argument("--paths", default="processor,processor-cuda,conveyor")
-    p.add_argument("--sizes", default="1,8,32")
-    p.add_argument("--clients", default="1")
-    p.add_argument("--requests", type=int, default=200)
-    p.add_argument("--files", type=int, default=512)
     p.add_argument("--workers", type=int, default=16, help="conveyor's workers a lane")
-    p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
-    names = sorted(f for f in pathlib.Path(a.data).rglob("*") if f.suffix.lower() in (".jpg", ".jpeg"))[: a.files]
-    if not names:
-        raise SystemExit(f"no JPEGs under {a.data}")
-    files = [f.read_bytes() for f in names]
+    files = request_files(a.data, a.files)
     cuda = torch.cuda.is_available()
     sizes = [int(s) for s in a.sizes.split(",")]
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, {len(files)} files, "

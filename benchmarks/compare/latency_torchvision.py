@@ -93,21 +93,32 @@ def measure(run, files, size, clients, requests, seed):
             len(every) * size / wall)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def request_arguments(doc: str, paths: str) -> argparse.ArgumentParser:
+    """The arguments every request-path comparison takes (the caller adds its own)."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", required=True, help="a folder of JPEGs")
-    p.add_argument("--paths", default="pil,cuda")
+    p.add_argument("--paths", default=paths)
     p.add_argument("--sizes", default="1,8,32")
     p.add_argument("--clients", default="1")
     p.add_argument("--requests", type=int, default=200)
     p.add_argument("--files", type=int, default=512)
-    p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
     p.add_argument("--seed", type=int, default=0)
-    a = p.parse_args()
-    names = sorted(f for f in pathlib.Path(a.data).rglob("*") if f.suffix.lower() in (".jpg", ".jpeg"))[: a.files]
+    return p
+
+
+def request_files(data: str, count: int) -> list:
+    """The first `count` JPEGs under `data`, as bytes."""
+    names = sorted(f for f in pathlib.Path(data).rglob("*") if f.suffix.lower() in (".jpg", ".jpeg"))[:count]
     if not names:
-        raise SystemExit(f"no JPEGs under {a.data}")
-    files = [f.read_bytes() for f in names]
+        raise SystemExit(f"no JPEGs under {data}")
+    return [f.read_bytes() for f in names]
+
+
+def main() -> None:
+    p = request_arguments(__doc__, "pil,cuda")
+    p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
+    a = p.parse_args()
+    files = request_files(a.data, a.files)
     if a.threads:
         torch.set_num_threads(a.threads)
     cuda = torch.cuda.is_available()
