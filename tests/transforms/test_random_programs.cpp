@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,14 +54,17 @@ TEST_CASE("random programs of every transform, on images from 1 x 1 up, run on t
   // what the fuzzer's corpus reaches counts (a flip op after a neighbourhood op, on the device path,
   // takes the random cases 12,000 to reach), then 6,000 random cases at least, and on until
   // everything is covered (a transform valid only on PIL images and seldom drawn valid, or an op one
-  // transform draws now and then, may need more), 40,000 at most
+  // transform draws now and then, may need more), 40,000 at most. CONVEYOR_FUZZ_MIN_CASES lowers
+  // the 6,000 where the cases cost most (CI's sanitizer run, whose libFuzzer phase runs them too).
+  const char* minimum_set = std::getenv("CONVEYOR_FUZZ_MIN_CASES");
+  const int minimum = minimum_set ? std::atoi(minimum_set) : 6000;
   const auto add = [&](const conveyor_test::FuzzOutcome& o) {
     total.ops.insert(o.ops.begin(), o.ops.end());
     total.device_ops.insert(o.device_ops.begin(), o.device_ops.end());
     total.transforms.insert(o.transforms.begin(), o.transforms.end());
   };
   for (const auto& c : conveyor_test::corpus_cases(CONVEYOR_SOURCE_DIR)) add(conveyor_test::run_program_case(c.bytes));
-  for (int k = 0; k < 40000 && (k < 6000 || !covered()); ++k) {
+  for (int k = 0; k < 40000 && (k < minimum || !covered()); ++k) {
     const std::vector<std::uint8_t> bytes = conveyor_test::random_case(rng);
     INFO("case " << k);
     conveyor_test::FuzzOutcome o;
