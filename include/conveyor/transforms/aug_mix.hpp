@@ -21,7 +21,6 @@
 #include <conveyor/transforms/fields.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -38,6 +37,12 @@ namespace detail {
 /// steps (in 64 bits: a width or depth of any int).
 [[nodiscard]] constexpr std::int64_t mixture_ops(int width, int depth) noexcept {
   return 2 + std::int64_t{width > 0 ? width : 0} * ((depth > 0 ? std::int64_t{depth} : 3) + 1);
+}
+
+/// `mixture_ops` as a transform's `max_ops` reports it: past any program's size, held to an int.
+[[nodiscard]] constexpr int mixture_max_ops(int width, int depth) noexcept {
+  const std::int64_t most = mixture_ops(width, depth);
+  return most < (1 << 20) ? static_cast<int>(most) : 1 << 20;
 }
 
 /// The checks AugMix and timm's AugMixAugment share: chains that fit a program and a positive alpha.
@@ -80,9 +85,7 @@ struct AugMix {
                              "interpolation bicubic: AugMix converts a PIL image to a tensor, where conveyor runs "
                              "nearest or bilinear");
   }
-  [[nodiscard]] int max_ops() const {
-    return static_cast<int>(std::min<std::int64_t>(detail::mixture_ops(mixture_width, chain_depth), 1 << 20));
-  }
+  [[nodiscard]] int max_ops() const { return detail::mixture_max_ops(mixture_width, chain_depth); }
 
   void draw(ProgramDraw& d, int position) const {
     namespace px = ops::pixel;

@@ -20,7 +20,6 @@
 #include <conveyor/transforms/program_draw.hpp>
 #include <conveyor/transforms/timm_augment_ops.hpp>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -80,9 +79,7 @@ struct TimmAugMix {
   }
   void validate_pil() const {}  // timm's ops are Pillow's
   void validate_tensor() const { detail::refuse_timm_on_tensor(name); }
-  [[nodiscard]] int max_ops() const {
-    return static_cast<int>(std::min<std::int64_t>(detail::mixture_ops(width, depth), 1 << 20));
-  }
+  [[nodiscard]] int max_ops() const { return detail::mixture_max_ops(width, depth); }
 
   void draw(ProgramDraw& d, int position) const {
     namespace px = ops::pixel;
