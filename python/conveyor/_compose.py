@@ -27,19 +27,17 @@ def _inside(where: str, k: int) -> str:
 
 
 # torchvision v1's transforms conveyor runs: the geometry, flips, the conversions and the erasing
-# (which v1 and v2 define alike), and the pixel transforms it runs on PIL images (Pillow's
-# ImageEnhance, ImageOps, convert and transform, as v1's functionals call them on PIL images; on
-# tensors v1 has functionals of its own, which conveyor refuses). Where v1's numbers differ from
-# v2's (RandomAffine's matrix, the policies' Solarize magnitudes and signs), the transform's `v1`
-# field draws v1's. v1's GaussianBlur takes its kernel's exponentials from torch.exp, which MKL's
-# vector library computes on x86 CPUs (v2's softmax takes Sleef's, which conveyor's kernel makes
-# bit for bit): it is v2's only.
+# (which v1 and v2 define alike), the pixel transforms it runs on PIL images (Pillow's ImageEnhance,
+# ImageOps, convert and transform, as v1's functionals call them on PIL images), and AugMix, which
+# turns a PIL image into a tensor and runs v1's tensor functionals on it, as on a tensor (the other
+# pixel transforms' v1 tensor functionals conveyor refuses). Where v1's numbers differ from v2's
+# (RandomAffine's matrix, the policies' Solarize magnitudes and signs, v1's tensor blends and greys),
+# the transform's `v1` field draws and runs v1's. v1's GaussianBlur takes its kernel's exponentials
+# from torch.exp, which MKL's vector library computes on x86 CPUs (v2's softmax takes Sleef's, which
+# conveyor's kernel makes bit for bit): it is v2's only.
 _V1 = {"Compose", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
-       "RandomVerticalFlip", "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing"}
-# v1's AugMix converts to a tensor and runs v1's tensor functionals, whose saturation and sharpness
-# round differently from v2's (`ratio * a + (1 - ratio) * b`, a conv2d): it is v2's only.
-_V1_ONLY_V2 = {"GaussianBlur": "its kernel's exponentials are MKL's",
-               "AugMix": "it runs v1's tensor functionals, whose saturation and sharpness round differently"}
+       "RandomVerticalFlip", "ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "RandomErasing", "AugMix"}
+_V1_ONLY_V2 = {"GaussianBlur": "its kernel's exponentials are MKL's"}
 _V1_ON_PIL = {c.__name__ for c in T._PIXEL_TRANSFORMS if c._on_pil} - _V1 - set(_V1_ONLY_V2)
 
 

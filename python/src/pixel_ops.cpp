@@ -2,7 +2,7 @@
 // executor, for the tests that compare conveyor with torchvision's functional ops. Internal: ops
 // are (name, kwargs) pairs named and spelt as torchvision.transforms.v2.functional's, so a test
 // calls both with the same arguments; with pil=True, the ops torchvision's functionals run on PIL
-// images (Pillow's arithmetic).
+// images (Pillow's arithmetic); with v1=True, torchvision v1's tensor functionals.
 
 #include "bindings.hpp"
 
@@ -139,10 +139,21 @@ std::optional<px::PixelOp> make_pil_op(const std::string& name, Arguments& a) {
   return std::nullopt;
 }
 
-px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int height, bool pil) {
+/// The op `name` of torchvision v1's tensor functionals, or nothing where it is v2's.
+std::optional<px::PixelOp> make_v1_op(const std::string& name, Arguments& a) {
+  if (name == "adjust_contrast") return px::v1::adjust_contrast(a.get<double>("contrast_factor"));
+  if (name == "adjust_saturation") return px::v1::adjust_saturation(a.get<double>("saturation_factor"));
+  if (name == "adjust_sharpness") return px::v1::adjust_sharpness(a.get<double>("sharpness_factor"));
+  if (name == "autocontrast") return px::v1::autocontrast();
+  return std::nullopt;
+}
+
+px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int height, bool pil, bool v1) {
   Arguments a(name, std::move(kwargs));
   px::PixelOp op;
+  if (pil && v1) throw conveyor::ConfigError("_apply_pixel_program: pil and v1 (v1's tensor functionals) exclude each other");
   if (const auto on_pil = pil ? make_pil_op(name, a) : std::nullopt) op = *on_pil;
+  else if (const auto tensor_v1 = v1 ? make_v1_op(name, a) : std::nullopt) op = *tensor_v1;
   else if (name == "adjust_brightness") op = px::adjust_brightness(a.get<double>("brightness_factor"));
   else if (name == "adjust_contrast") op = px::adjust_contrast(a.get<double>("contrast_factor"));
   else if (name == "adjust_saturation") op = px::adjust_saturation(a.get<double>("saturation_factor"));
@@ -183,6 +194,7 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
     p.interpolation = a.interpolation();
     p.fill = a.channels("fill");
     p.center = a.optional_pair("center");
+    p.v1 = v1;
     op = pil ? px::pil::affine(p, width, height) : px::affine(p, width, height);
   } else if (name == "rotate") {
     px::RotateParams p;
@@ -191,6 +203,7 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
     p.fill = a.channels("fill");
     if (a.get<bool>("expand", false)) throw conveyor::ConfigError("rotate: expand=True changes the size; not supported");
     p.center = a.optional_pair("center");
+    p.v1 = v1;
     op = pil ? px::pil::rotate(p, width, height) : px::rotate(p, width, height);
   } else if (name == "perspective") {  // F.perspective(startpoints, endpoints, ...) or (None, None, coefficients=)
     using Points = std::vector<std::array<std::int64_t, 2>>;
@@ -233,11 +246,12 @@ px::PixelOp make_op(const std::string& name, nb::dict kwargs, int width, int hei
 nb::bytes apply_pixel_program(nb::bytes image, int width, int height,
                               const std::vector<std::pair<std::string, nb::dict>>& ops, const std::string& dtype,
                               const std::string& layout, std::optional<std::vector<float>> mean,
-                              std::optional<std::vector<float>> std_dev, bool pil, bool torchvision_rounding) {
+                              std::optional<std::vector<float>> std_dev, bool pil, bool torchvision_rounding,
+                              bool v1) {
   if (width <= 0 || height <= 0 || image.size() != std::size_t(width) * std::size_t(height) * 3)
     throw conveyor::ConfigError("_apply_pixel_program: image must hold width x height x 3 bytes");
   px::PixelProgram program;
-  for (const auto& [name, kwargs] : ops) px::append(program, make_op(name, kwargs, width, height, pil));
+  for (const auto& [name, kwargs] : ops) px::append(program, make_op(name, kwargs, width, height, pil, v1));
   px::check(program, width, height);
   conveyor::ops::OutputParams params;
   params.dtype = conveyor::parse_dtype(dtype);
@@ -290,9 +304,9 @@ void bind_pixel_ops(nb::module_& m) {
       "\"random\", GaussianNoise), as a [C, H, W] tensor holds them.");
   m.def("_apply_pixel_program", &apply_pixel_program, "image"_a, "width"_a, "height"_a, "ops"_a, "dtype"_a = "u8",
         "layout"_a = "nhwc", "mean"_a = nb::none(), "std"_a = nb::none(),
-        "pil"_a = false, "torchvision_rounding"_a = false,
+        "pil"_a = false, "torchvision_rounding"_a = false, "v1"_a = false,
         "Internal (tests): one HWC u8 image through pixel ops named as torchvision's functionals (on a PIL image's "
-        "semantics with pil=True).");
+        "semantics with pil=True, v1's tensor functionals with v1=True).");
 }
 
 }  // namespace conveyor_ext

@@ -306,12 +306,15 @@ TEST_CASE("torchvision v1's inverse affine matrix, as Python computes it: v2's r
   CHECK(about_the_middle == std::array{0x1.1aced2053001cp+0, 0x1.9afeb7f0d394cp-2, -0x1.49c8310683ca4p+4,
                                        -0x1.5b12b992edd02p-2, 0x1.2136b8ece32a6p+0, 0x1.c806664db8250p+2});
   CHECK(about_the_middle[1] != px::inverse_affine_matrix({56.0, 40.0}, 12.6, {-3.0, 5.0}, 0.85, {7.3, -4.1})[1]);
-  // an affine record with v1's matrix is made on PIL images only (pil::affine)
+  // an affine record with v1's matrix: Pillow's bilinear engine keeps it in double, the tensor's in float32
   const px::AffineParams a{.angle = 12.6, .translate = {-3.0, 5.0}, .scale = 0.85, .shear = {7.3, -4.1},
                            .interpolation = px::Interpolation::bilinear, .v1 = true};
-  CHECK_THROWS_WITH(px::affine(a, 112, 80), Catch::Contains("torchvision v1's affine runs on PIL images only"));
-  const px::PixelOp pil = px::pil::affine(a, 112, 80);  // the bilinear engine keeps the matrix
-  for (int k = 0; k < 6; ++k) CHECK(pil.d[k] == about_the_middle[static_cast<std::size_t>(k)]);
+  const px::PixelOp pil = px::pil::affine(a, 112, 80), tensor = px::affine(a, 112, 80);
+  const auto about_the_origin = px::v1_inverse_affine_matrix({0.0, 0.0}, 12.6, {-3.0, 5.0}, 0.85, {7.3, -4.1});
+  for (int k = 0; k < 6; ++k) {
+    CHECK(pil.d[k] == about_the_middle[static_cast<std::size_t>(k)]);
+    CHECK(tensor.f[k] == static_cast<float>(about_the_origin[static_cast<std::size_t>(k)]));
+  }
 }
 
 TEST_CASE("erase covers its rectangle with its values or a keyed normal stream", "[ops][pixel]") {

@@ -1,9 +1,10 @@
-"""AugMix, torchvision's (v2's; v1's is refused) and timm's (`auto_augment="augmix-..."`), on the
-real photos: every sample the Loader yields equals torchvision's or timm's own AugMix run on the image
+"""AugMix, torchvision's (v2's and v1's) and timm's (`auto_augment="augmix-..."`), on the real
+photos: every sample the Loader yields equals torchvision's or timm's own AugMix run on the image
 conveyor resampled (the same Compose without it), given conveyor's drawn weights, chain depths and ops
 (`ImageAugment.drawn_calls`): their forward's own mixing arithmetic, each op replayed through their
-functionals. The draws against torchvision and timm running: chain depths, ops, their arguments, the
-weights' distributions. torch 2.15, torchvision 0.29, Pillow 13, timm 1.0 from PyPI:
+functionals. v1's tensor functionals, where their numbers differ from v2's, against v1's on random
+images and on every colour. The draws against torchvision and timm running: chain depths, ops, their
+arguments, the weights' distributions. torch 2.15, torchvision 0.29, Pillow 13, timm 1.0 from PyPI:
 
     python -m pytest tests/parity/test_augmix.py
 """
@@ -156,17 +157,117 @@ def test_v2_augmix_equals_torchvision_on_the_drawn_weights_and_ops(photos, monke
     assert ran["augmix"] > 0 and {"affine", "rotate", "posterize", "solarize", "equalize"} <= set(ran), ran
 
 
-def test_v1_augmix_is_refused_naming_v2s():
-    """v1's AugMix runs v1's tensor functionals, whose saturation and sharpness round differently
-    (here on random images) from v2's, which conveyor runs exactly."""
+V1_FUNCTIONALS = [("adjust_saturation", "saturation_factor", (0.0, 0.3, 0.5, 1.7)),
+                  ("adjust_contrast", "contrast_factor", (0.0, 0.3, 1.9)),
+                  ("adjust_sharpness", "sharpness_factor", (0.0, 0.1, 0.9, 1.6)),
+                  ("autocontrast", None, (None,))]
+
+
+def _v1_ours(image, name, kwargs):
+    """conveyor's v1 functional `name` on the uint8 CHW tensor `image`."""
+    c, h, w = image.shape
+    hwc = image.permute(1, 2, 0).contiguous().numpy().tobytes()
+    out = conveyor._conveyor._apply_pixel_program(hwc, w, h, [(name, kwargs)], v1=True)
+    return torch.frombuffer(bytearray(out), dtype=torch.uint8).view(h, w, 3).permute(2, 0, 1)
+
+
+@pytest.mark.parametrize("name,argument,factors", V1_FUNCTIONALS, ids=[f[0] for f in V1_FUNCTIONALS])
+def test_v1_tensor_functionals_equal_torchvisions_where_they_differ_from_v2s(name, argument, factors):
+    """v1's saturation, contrast, sharpness and autocontrast (their blends, greys and scales round
+    otherwise than v2's) on random images from 1 x 1 up, narrow-range ones, and every colour."""
+    g = torch.Generator().manual_seed(5)
+    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8, generator=g)
+              for h, w in [(1, 1), (2, 2), (3, 3), (1, 7), (5, 2), (31, 47), (64, 64)]]
+    images += [(x // 5 + 90).to(torch.uint8) for x in images[-2:]]
+    v = torch.arange(256, dtype=torch.uint8)
+    colours = torch.stack([v.view(256, 1, 1).expand(256, 256, 256), v.view(1, 256, 1).expand(256, 256, 256),
+                           v.view(1, 1, 256).expand(256, 256, 256)]).reshape(3, 4096, 4096)
+    if name == "adjust_saturation":
+        images.append(colours)  # a point op: every colour, the 21 whose greys differ among them
+    differs = False
+    for image in images:
+        for factor in factors:
+            kwargs = {} if argument is None else {argument: factor}
+            expected = getattr(F1, name)(image, *([] if factor is None else [factor]))
+            assert torch.equal(_v1_ours(image, name, kwargs), expected), (name, factor, tuple(image.shape))
+            differs = differs or not torch.equal(expected, getattr(v2.functional, name)(image, **kwargs))
+    assert differs, f"v1's {name} equals v2's on every case: the test shows nothing"
+
+
+def _v1_op(call):
+    """`call` through torchvision v1's functional (transforms.functional)."""
+    kwargs = dict(call.kwargs)
+    if "interpolation" in kwargs:
+        kwargs["interpolation"] = v1.InterpolationMode(kwargs["interpolation"])
+    return lambda image: getattr(F1, call.function)(image, **kwargs)
+
+
+def _torchvision_v1_augmix(transform, image, calls, monkeypatch):
+    """torchvision v1's AugMix `transform` on the uint8 tensor `image` (on a PIL image it converts to
+    this tensor), its Dirichlet weights, chain depths and ops conveyor's."""
+    from torchvision.transforms import autoaugment
+    head, chains = _chains(calls)
+    weights = iter([torch.tensor([head.kwargs["m"]]), torch.tensor([head.kwargs["weights"]])])
+    monkeypatch.setattr(transform, "_sample_dirichlet", lambda params: next(weights))
+    depths = iter([len(c) for c in chains])
+    randint = torch.randint
+
+    def chain_depth(*args, **kwargs):  # forward's `torch.randint(low=1, high=4, size=(1,))`
+        return torch.tensor([next(depths)]) if kwargs.get("low") == 1 else randint(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "randint", chain_depth)
+    ops = iter(call for chain in chains for call in chain)
+    monkeypatch.setattr(autoaugment, "_apply_op", lambda img, *args, **kwargs: _v1_op(next(ops))(img))
+    try:
+        out = transform(image)
+    finally:
+        monkeypatch.undo()
+    assert next(ops, None) is None and (transform.chain_depth > 0 or next(depths, None) is None)
+    return out
+
+
+V1_AUGMIX = {
+    "default": lambda: v1.AugMix(),
+    "severity 10, 2 chains of 3, nearest, filled": lambda: v1.AugMix(
+        severity=10, mixture_width=2, chain_depth=3, alpha=0.5, interpolation=v1.InterpolationMode.NEAREST,
+        fill=[10, 200, 30]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(V1_AUGMIX))
+@pytest.mark.parametrize("backend", ["pil", "tensor"])
+def test_v1_augmix_equals_torchvision_on_the_drawn_weights_and_ops(photos, monkeypatch, name, backend):
+    """The classification reference's AugMix without --use-v2 (on PIL images), and on tensors."""
+    if backend == "pil":
+        geometry, tail = [v1.Resize(SIZE + 8), v1.CenterCrop(SIZE)], [v1.PILToTensor()]
+    else:
+        geometry, tail = [v2.ToImage(), v2.Resize(SIZE + 8), v2.CenterCrop(SIZE)], []
+    ran = _check(photos, monkeypatch, geometry, V1_AUGMIX[name](), tail, _torchvision_v1_augmix, pil=backend == "pil")
+    assert ran["augmix"] > 0 and {"affine", "rotate", "adjust_saturation", "adjust_sharpness"} <= set(ran), ran
+
+
+def test_v1_augmix_draws_v1s_magnitudes(monkeypatch):
+    """Each op's arguments as v1's AugMix gives them (Solarize at linspace(255, 0), not v2's 255 x
+    linspace(1, 0); its signs by torch.randint(2)): the same values, running, as conveyor draws."""
+    from torchvision.transforms import autoaugment
     torch.manual_seed(0)
-    x = torch.randint(0, 256, (1, 3, 48, 48), dtype=torch.uint8)
-    assert not torch.equal(F1.adjust_saturation(x, 0.3), v2.functional.adjust_saturation(x, 0.3))
-    assert not torch.equal(F1.adjust_sharpness(x, 0.3), v2.functional.adjust_sharpness(x, 0.3))
-    with pytest.raises(conveyor.ConfigError, match=r"^transform 2 \(AugMix\) is torchvision v1's .*it runs v1's "
-                                                   r"tensor functionals.*use torchvision.transforms.v2.AugMix"):
-        conveyor.ImageAugment.from_transforms(v1.Compose([v1.Resize(64), v1.CenterCrop(56), v1.AugMix(),
-                                                          v1.PILToTensor()]))
+    transform = v1.AugMix(severity=10)
+    theirs = collections.defaultdict(set)
+    monkeypatch.setattr(autoaugment, "_apply_op", lambda img, op, magnitude, **kwargs: (
+        theirs[op].add(magnitude), img)[1])
+    image = torch.randint(0, 256, (3, 24, 24), dtype=torch.uint8)
+    for _ in range(600):
+        transform(image)
+    monkeypatch.undo()
+    augment = conveyor.ImageAugment(crop="center", size=24, dtype="u8",
+                                    transforms=[conveyor.transforms.AugMix(severity=10, v1=True)])
+    ours = collections.defaultdict(set)
+    for i in range(600):
+        for c in augment.drawn_calls(seed=2, epoch=0, index=i, width=24, height=24):
+            ours[c.function].add(c.kwargs.get("threshold", c.kwargs.get("angle", c.kwargs.get("bits"))))
+    assert ours["solarize"] == theirs["Solarize"] and len(ours["solarize"]) == 10
+    assert ours["rotate"] == theirs["Rotate"] and len(ours["rotate"]) == 19  # 0 and -0 alike
+    assert ours["posterize"] == {int(m) for m in theirs["Posterize"]}
 
 
 def _timm_transform(config, **hparams):

@@ -89,7 +89,7 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
   };
   const auto interpolation = [&] { return rng.below(2) ? px::Interpolation::bilinear : px::Interpolation::nearest; };
   const auto pil_interpolation = [&] { return static_cast<px::Interpolation>(rng.below(3)); };  // bicubic too
-  switch (rng.below(30)) {
+  switch (rng.below(33)) {
     case 0: return px::adjust_brightness(pick({0.0, 1.0, 2.0}, 0.0, 2.5));
     case 1: return px::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
     case 2: return px::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5));
@@ -160,6 +160,21 @@ inline conveyor::ops::pixel::PixelOp random_op(conveyor::CounterRng& rng, int wi
       const std::array<double, 6> m = x_axis ? std::array{1.0, shear, shift * width, 0.0, 1.0, 0.0}
                                              : std::array{1.0, 0.0, 0.0, shear, 1.0, shift * height};
       return px::pil::transform_affine(m, pil_interpolation(), maybe_fill(), width, height);
+    }
+    case 29:  // torchvision v1's tensor functionals (v1_color.hpp)
+      return rng.below(2) ? px::v1::adjust_saturation(pick({0.0, 1.0}, 0.0, 2.5))
+                          : px::v1::adjust_contrast(pick({0.0, 1.0}, 0.0, 2.5));
+    case 30: return rng.below(2) ? px::v1::adjust_sharpness(pick({0.0, 1.0, 2.0}, 0.0, 3.0)) : px::v1::autocontrast();
+    case 31: {  // v1's matrix on a tensor
+      if (rng.below(2))
+        return px::rotate({.angle = pick({0.0, 180.0, -30.0}, -360.0, 360.0), .interpolation = interpolation(),
+                           .fill = maybe_fill(), .v1 = true},
+                          width, height);
+      px::AffineParams a{.interpolation = interpolation(), .fill = maybe_fill(), .v1 = true};
+      a.translate = {std::floor(rng.uniform(-0.3, 0.3) * width), 0.0};
+      a.shear = {pick({0.0}, -30.0, 30.0), pick({0.0}, -30.0, 30.0)};
+      a.center = std::array{0.0, 0.0};
+      return px::affine(a, width, height);
     }
     default: {
       const int h = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(height)));

@@ -69,21 +69,27 @@ void each_leaf_type_refused_unless_it_runs_on_pil(TransformList<Ts...>) {
 
 template <class... Ts>
 void each_v1_transform_refused_on_a_tensor(TransformList<Ts...>) {
-  int with_v1 = 0;
+  int on_pil_only = 0, anywhere = 0;
   const auto check = [&]<class T>() {
     if constexpr (requires(T& t) { t.v1 = true; }) {
       T t{};
       t.v1 = true;
       INFO(T::name);
       CHECK(config_error({t}, 1).empty());
-      CHECK(config_error({ColorJitter{}, t}, 1).find(std::string("transforms[1]: ") + T::name +
-                                                     ": v1 = true (torchvision v1's arithmetic) runs on PIL images "
-                                                     "only") != std::string::npos);
-      ++with_v1;
+      const std::string on_tensor = config_error({ColorJitter{}, t}, 1);
+      if constexpr (requires { t.validate_tensor(); }) {
+        CHECK(on_tensor.find(std::string("transforms[1]: ") + T::name +
+                             ": v1 = true (torchvision v1's arithmetic) runs on PIL images only") != std::string::npos);
+        ++on_pil_only;
+      } else {  // AugMix: v1's tensor functionals, on the tensor it makes of a PIL image too
+        CHECK(on_tensor.empty());
+        ++anywhere;
+      }
     }
   };
   (check.template operator()<Ts>(), ...);
-  CHECK(with_v1 == 4);  // RandomAffine and the three policies
+  CHECK(on_pil_only == 4);  // RandomAffine and the three policies
+  CHECK(anywhere == 1);     // AugMix
 }
 
 /// The Solarize thresholds `t` draws on PIL images for samples [0, 3000).
@@ -100,7 +106,7 @@ std::vector<double> solarize_thresholds(const PixelTransform& t) {
 
 }  // namespace
 
-TEST_CASE("torchvision v1's classes (v1 = true) run on PIL images only, and v1's policies solarize at v1's thresholds",
+TEST_CASE("torchvision v1's classes (v1 = true) run on PIL images only but AugMix, and v1's policies solarize at v1's thresholds",
           "[transforms][pil]") {
   each_v1_transform_refused_on_a_tensor(PixelTransforms{});
   // v1's Solarize magnitudes are float32 linspace(255, 0, 31), 255 - 8.5 k exactly, the threshold

@@ -1,16 +1,17 @@
 #pragma once
 /// @file
 /// torchvision.transforms.v2.AugMix(severity=3, mixture_width=3, chain_depth=-1, alpha=1.0,
-/// all_ops=True, interpolation=BILINEAR, fill=None), and v1's (`v1`), as its `forward` draws it
+/// all_ops=True, interpolation=BILINEAR, fill=None), and v1's (`v1`), as their `forward` draws it
 /// (_auto_augment.py:594-646): the weights `m = Dirichlet([alpha, alpha])` of the image and the
 /// mixture, the chains' `Dirichlet([alpha] * mixture_width) * m[1]`; then `mixture_width` chains,
 /// each of `chain_depth` ops (or `torch.randint(1, 4)`), each op uniformly from `aug_mix_space`
 /// (its first 9 unless `all_ops`), at a bin `torch.randint(severity)` of 10, signed ops negated
 /// half the time; the mix `m[0] * image + sum(w_i * chain_i)` in float32, truncated to uint8
-/// (ops/pixel/mix.hpp). On a PIL image v2's converts to a tensor first, so the ops are the tensor
-/// kernels there too. torchvision v1's AugMix is not this one: it runs v1's tensor functionals,
-/// whose saturation and sharpness blend as `ratio * a + (1 - ratio) * b` (and sharpen through
-/// conv2d), not v2's arithmetic (the Compose compiler refuses it). Host-only: it chooses records.
+/// (ops/pixel/mix.hpp). On a PIL image both convert to a tensor first, so the ops are the tensor
+/// kernels there too. torchvision v1's AugMix (`v1`, the classification reference's without
+/// `--use-v2`) draws alike (its signs by `torch.randint(2)`) and runs v1's tensor functionals:
+/// v1's blends and greys (ops/pixel/v1_color.hpp), affine and rotate on v1's matrix, solarize at
+/// `linspace(255, 0)`. Host-only: it chooses records.
 
 #include <conveyor/batch/beta.hpp>
 #include <conveyor/config.hpp>
@@ -64,7 +65,7 @@ struct AugMix {
   static constexpr const char* summary =
       "AugMix: the image mixed with `mixture_width` chains of random ops at up to `severity`, with Dirichlet weights.";
   static constexpr FieldName fields[] = {"severity", "mixture_width", "chain_depth", "alpha",
-                                         "all_ops",  "interpolation", "fill"};
+                                         "all_ops",  "interpolation", "fill",          "v1"};
   static constexpr bool mixes = true;
   int severity = 3;
   int mixture_width = 3;
@@ -73,6 +74,7 @@ struct AugMix {
   bool all_ops = true;
   ops::pixel::Interpolation interpolation = ops::pixel::Interpolation::bilinear;
   Fill fill = Fill::none();
+  bool v1 = false;  ///< torchvision v1's class, on tensors and PIL images
 
   void validate() const {
     detail::expect_transform(severity >= 1 && severity <= 10, name,
@@ -107,8 +109,8 @@ struct AugMix {
         const int bin = entry.magnitudes.kind == Magnitudes::Kind::none
                             ? -1
                             : static_cast<int>(rng.below(static_cast<std::uint64_t>(severity)));
-        const PolicyChoice c = detail::choose_magnitude(rng, entry, 10, bin, d.width(), d.height(), false);
-        detail::apply_policy_op(d, c, interpolation, fill, false, false);
+        const PolicyChoice c = detail::choose_magnitude(rng, entry, 10, bin, d.width(), d.height(), v1);
+        detail::apply_policy_op(d, c, interpolation, fill, false, v1);
       }
       d.add(px::mix(px::Mix::add, ops::exact::mul(chain_weight, m[1])));  // `combined_weights`, float32
     }

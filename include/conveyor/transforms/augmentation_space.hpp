@@ -34,6 +34,7 @@
 #include <conveyor/ops/pixel/invert.hpp>
 #include <conveyor/ops/pixel/posterize.hpp>
 #include <conveyor/ops/pixel/solarize.hpp>
+#include <conveyor/ops/pixel/v1_color.hpp>
 #include <conveyor/transforms/arguments.hpp>
 #include <conveyor/transforms/program_draw.hpp>
 
@@ -295,7 +296,7 @@ inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::I
     }
     case PolicyOp::rotate:
     {
-      const px::RotateParams r{.angle = m, .interpolation = mode, .fill = fill.values()};
+      const px::RotateParams r{.angle = m, .interpolation = mode, .fill = fill.values(), .v1 = v1};
       d.add(pil ? px::pil::rotate(r, d.width(), d.height()) : px::rotate(r, d.width(), d.height()));
       if (d.describing()) {
         DrawnCall call{"rotate", {DrawnArg::number("angle", m)}};
@@ -309,16 +310,18 @@ inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::I
              "brightness_factor");
       return;
     case PolicyOp::color:
-      factor(pil ? px::pil::adjust_saturation(1.0 + m) : px::adjust_saturation(1.0 + m), "adjust_saturation",
-             "saturation_factor");
+      factor(pil ? px::pil::adjust_saturation(1.0 + m)
+                 : (v1 ? px::v1::adjust_saturation(1.0 + m) : px::adjust_saturation(1.0 + m)),
+             "adjust_saturation", "saturation_factor");
       return;
     case PolicyOp::contrast:
-      factor(pil ? px::pil::adjust_contrast(1.0 + m) : px::adjust_contrast(1.0 + m), "adjust_contrast",
-             "contrast_factor");
+      factor(pil ? px::pil::adjust_contrast(1.0 + m) : (v1 ? px::v1::adjust_contrast(1.0 + m) : px::adjust_contrast(1.0 + m)),
+             "adjust_contrast", "contrast_factor");
       return;
     case PolicyOp::sharpness:
-      factor(pil ? px::pil::adjust_sharpness(1.0 + m) : px::adjust_sharpness(1.0 + m), "adjust_sharpness",
-             "sharpness_factor");
+      factor(pil ? px::pil::adjust_sharpness(1.0 + m)
+                 : (v1 ? px::v1::adjust_sharpness(1.0 + m) : px::adjust_sharpness(1.0 + m)),
+             "adjust_sharpness", "sharpness_factor");
       return;
     case PolicyOp::posterize: {
       const int bits = static_cast<int>(m);
@@ -332,7 +335,9 @@ inline void apply_policy_op(ProgramDraw& d, const PolicyChoice& c, ops::pixel::I
       if (d.describing()) d.describe({"solarize", {DrawnArg::number("threshold", threshold)}});
       return;
     }
-    case PolicyOp::autocontrast: plain(pil ? px::pil::autocontrast() : px::autocontrast(), "autocontrast"); return;
+    case PolicyOp::autocontrast:
+      plain(pil ? px::pil::autocontrast() : (v1 ? px::v1::autocontrast() : px::autocontrast()), "autocontrast");
+      return;
     case PolicyOp::equalize: plain(px::equalize(), "equalize"); return;
     case PolicyOp::invert: plain(px::invert(), "invert"); return;
   }

@@ -86,16 +86,18 @@ __device__ void reduce_statistics(const std::uint8_t* image, std::int64_t pixels
   if (tid == 0) {
     s.gray_sum = 0;
     s.luma_sum = 0;
+    s.v1_gray_sum = 0;
     for (int c = 0; c < 3; ++c) s.min[c] = 255, s.max[c] = 0;
     s.pixels = pixels;
   }
   __syncthreads();
-  unsigned long long gray = 0, luma = 0;
+  unsigned long long gray = 0, luma = 0, v1_gray = 0;
   int lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
   for (std::int64_t p = tid; p < pixels; p += blockDim.x) {
     const std::uint8_t* rgb = image + p * 3;
     if constexpr ((Op::statistics & gray_sum) != 0) gray += gray_floor(rgb);
     if constexpr ((Op::statistics & luma_sum) != 0) luma += pil_luma(rgb);
+    if constexpr ((Op::statistics & v1_gray_sum) != 0) v1_gray += v1::gray(rgb);
     for (int c = 0; c < 3; ++c) {
       if constexpr ((Op::statistics & channel_min_max) != 0) {
         lo[c] = rgb[c] < lo[c] ? rgb[c] : lo[c];
@@ -106,6 +108,8 @@ __device__ void reduce_statistics(const std::uint8_t* image, std::int64_t pixels
   }
   if constexpr ((Op::statistics & gray_sum) != 0) atomicAdd(reinterpret_cast<unsigned long long*>(&s.gray_sum), gray);
   if constexpr ((Op::statistics & luma_sum) != 0) atomicAdd(reinterpret_cast<unsigned long long*>(&s.luma_sum), luma);
+  if constexpr ((Op::statistics & v1_gray_sum) != 0)
+    atomicAdd(reinterpret_cast<unsigned long long*>(&s.v1_gray_sum), v1_gray);
   if constexpr ((Op::statistics & channel_min_max) != 0)
     for (int c = 0; c < 3; ++c) {
       atomicMin(&s.min[c], lo[c]);

@@ -51,6 +51,7 @@ CONVEYOR_CPU_CLONES inline void apply_pixel_op(const pixel::PixelOp& op, std::ui
         const std::uint8_t* rgb = image + p * 3;
         if constexpr ((Op::statistics & pixel::gray_sum) != 0) stats.gray_sum += pixel::gray_floor(rgb);
         if constexpr ((Op::statistics & pixel::luma_sum) != 0) stats.luma_sum += pixel::pil_luma(rgb);
+        if constexpr ((Op::statistics & pixel::v1_gray_sum) != 0) stats.v1_gray_sum += pixel::v1::gray(rgb);
         for (int c = 0; c < 3; ++c) {
           if constexpr ((Op::statistics & pixel::channel_min_max) != 0) {
             stats.min[c] = rgb[c] < stats.min[c] ? rgb[c] : stats.min[c];

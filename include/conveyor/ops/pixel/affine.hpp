@@ -42,8 +42,7 @@ struct AffineParams {
   Interpolation interpolation = Interpolation::nearest;
   std::optional<std::array<double, 3>> fill{};   ///< per channel; none: zeros (torchvision's fill=None)
   std::optional<std::array<double, 2>> center{}; ///< pixels; none: the image's centre
-  /// torchvision v1's `F.affine` (torchvision.transforms.functional), on PIL images only: its matrix
-  /// (`v1_inverse_affine_matrix`)
+  /// torchvision v1's `F.affine` (torchvision.transforms.functional): its matrix (`v1_inverse_affine_matrix`)
   bool v1 = false;
 };
 
@@ -53,6 +52,8 @@ struct RotateParams {
   Interpolation interpolation = Interpolation::nearest;
   std::optional<std::array<double, 3>> fill{};
   std::optional<std::array<double, 2>> center{};
+  /// torchvision v1's `F.rotate` on a tensor: v1's matrix of the angle as given, and no shortcuts
+  bool v1 = false;
 };
 
 /// torchvision's `_get_inverse_affine_matrix`, in Python's double arithmetic.
@@ -264,9 +265,8 @@ inline std::array<double, 2> relative_center(const std::optional<std::array<doub
 /// @throws ConfigError unless the numbers are finite, the scale > 0, the fill in [0, 255] and the size positive.
 [[nodiscard]] inline PixelOp affine(const AffineParams& a, int width, int height) {
   detail::expect_affine(a, width, height);
-  if (a.v1) throw ConfigError("affine: torchvision v1's affine runs on PIL images only (pil::affine)");
-  const auto m = inverse_affine_matrix(detail::relative_center(a.center, width, height), a.angle, a.translate,
-                                       a.scale, a.shear);
+  const auto matrix = a.v1 ? v1_inverse_affine_matrix : inverse_affine_matrix;
+  const auto m = matrix(detail::relative_center(a.center, width, height), a.angle, a.translate, a.scale, a.shear);
   return detail::affine_record(m, a.interpolation, a.fill, -1, width, height);
 }
 
@@ -277,6 +277,10 @@ inline std::array<double, 2> relative_center(const std::optional<std::array<doub
   detail::expect(width > 0 && height > 0, Affine::name, "the image size must be positive", width > 0 ? height : width);
   detail::expect(std::isfinite(r.angle), "rotate", "angle must be finite", r.angle);
   detail::expect_fill(r.fill);
+  if (r.v1)
+    return detail::affine_record(v1_inverse_affine_matrix(detail::relative_center(r.center, width, height), -r.angle,
+                                                          {0.0, 0.0}, 1.0, {0.0, 0.0}),
+                                 r.interpolation, r.fill, -1, width, height);
   const double angle = detail::python_degrees(r.angle);
   if (!r.center) {
     if (angle == 0.0) return detail::affine_record({}, r.interpolation, r.fill, 0, width, height);

@@ -66,11 +66,13 @@ enum Statistic : unsigned {
   channel_min_max = 2u,    ///< each channel's least and greatest value
   channel_histogram = 4u,  ///< each channel's histogram
   luma_sum = 8u,           ///< the sum of Pillow's `convert("L")` greys (pil_blend.hpp's `pil_luma`)
+  v1_gray_sum = 16u,       ///< the sum of torchvision v1's uint8 greys (v1_color.hpp's `v1::gray`)
 };
 
 struct ImageStats {
   std::uint64_t gray_sum = 0;
   std::uint64_t luma_sum = 0;
+  std::uint64_t v1_gray_sum = 0;
   std::int32_t min[3] = {255, 255, 255};
   std::int32_t max[3] = {0, 0, 0};
   std::uint32_t histogram[3][256] = {};

@@ -18,7 +18,8 @@
 ///                  sums, which the executors keep beside the image (mix.hpp)
 /// and optionally a host `check(op, width, height)` that throws ConfigError when the record
 /// cannot apply to an image of that size, and `pillow = true` for an op with Pillow's arithmetic
-/// (`ops::pixel::pil::`: torchvision's functional on a PIL image, named as the functional).
+/// (`ops::pixel::pil::`: torchvision's functional on a PIL image, named as the functional; `v1::`,
+/// torchvision v1's tensor functional where its numbers differ from v2's).
 
 #include <conveyor/config.hpp>
 #include <conveyor/core/error.hpp>
@@ -52,6 +53,7 @@
 #include <conveyor/ops/pixel/rgb_to_grayscale.hpp>
 #include <conveyor/ops/pixel/solarize.hpp>
 #include <conveyor/ops/pixel/solarize_add.hpp>
+#include <conveyor/ops/pixel/v1_color.hpp>
 
 #include <cstdint>
 #include <string>
@@ -67,7 +69,8 @@ using PixelOps = OpList<AdjustBrightness, AdjustContrast, AdjustSaturation, Adju
                         Posterize, Solarize, Autocontrast, Equalize, AdjustSharpness, GaussianBlur, Affine, Erase, Flip,
                         PilAdjustBrightness, PilAdjustSaturation, PilAdjustContrast, PilAdjustSharpness, PilAdjustHue,
                         PilRgbToGrayscale, PilAutocontrast, PilAffine, PermuteChannels, Perspective, PilPerspective, GaussianNoise, GaussianNoiseFloat,
-                        SolarizeAdd, Mix>;
+                        SolarizeAdd, Mix, v1::AdjustSaturation, v1::AdjustContrast, v1::AdjustSharpness,
+                        v1::Autocontrast>;
 
 namespace detail {
 
