@@ -32,8 +32,8 @@ def recipes(size, classes):
     reference (TrivialAugmentWide, RandomErasing; and with its MixUp 0.2 / CutMix 1.0),
     SimCLR-style colour, BYOL's first view (colour, a 23-tap blur, solarize), evaluation, a resize
     of every image to (h, w) and a rectangular random crop, bicubic evaluation; and in torchvision
-    v1 on PIL images (Pillow's resizes and ImageEnhance) the document's pipeline, ResNet's, evaluation and
-    ResNet's with colour jitter and grey."""
+    v1 on PIL images (Pillow's resizes and ImageEnhance) the document's pipeline, ResNet's, evaluation,
+    ResNet's with colour jitter and grey, and the classification reference's with AugMix."""
     tail = [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]
     out = {
         "resnet (RRC, flip)": [v2.RandomResizedCrop(size), v2.RandomHorizontalFlip()] + tail,
@@ -59,6 +59,10 @@ def recipes(size, classes):
     out["v1 PIL: colour (RRC, flip, jitter, grey)"] = [
         v1.RandomResizedCrop(size), v1.RandomHorizontalFlip(), v1.ColorJitter(0.4, 0.4, 0.4, 0.1),
         v1.RandomGrayscale(0.2)] + v1_tail
+    # the classification reference's preset without --use-v2: --auto-augment augmix --random-erase 0.1
+    out["v1 PIL: reference augmix (RRC, flip, AugMix, erasing)"] = [
+        v1.RandomResizedCrop(size), v1.RandomHorizontalFlip(), v1.AugMix(), v1.PILToTensor(),
+        v1.ConvertImageDtype(torch.float), v1.Normalize(MEAN, STD), v1.RandomErasing(0.1)]
     if hasattr(v2, "TrivialAugmentWide"):
         out["torchvision 2021 (TA-wide, erasing)"] = ([v2.RandomResizedCrop(size), v2.RandomHorizontalFlip(),
                                                        v2.TrivialAugmentWide()] + tail + [v2.RandomErasing(0.1)])

@@ -27,7 +27,7 @@ OTHER_DEFAULTS = {("Grayscale", "num_output_channels")}
 # conveyor's arguments torchvision's classes lack, and why: `v1` (False) says the transform is
 # torchvision v1's class of that name (torchvision.transforms), whose arithmetic differs from v2's;
 # `image` ("float32") says which dtype GaussianNoise meets, which torchvision reads from the image itself.
-OURS = {(name, "v1") for name in ("RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment")}
+OURS = {(name, "v1") for name in ("RandomAffine", "TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")}
 OURS_DEFAULTS = {"v1": False, "image": "float32"}
 OURS |= {("GaussianNoise", "image")}
 # Registered transforms of other libraries made by a function from a config string rather than a
