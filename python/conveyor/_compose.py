@@ -172,20 +172,27 @@ def _timm_refusal(where: str, name: str, made_by: str) -> Any:
 
 def _timm_rand_augment(t: Any, where: str) -> Any:
     """timm's RandAugment (rand_augment_transform's) as TimmRandAugment: its ops one of timm's two
-    lists, sharing one AugmentOp configuration (as rand_augment_transform makes them)."""
+    lists, or its weighted one ("tweights") by its weights, sharing one AugmentOp configuration (as
+    rand_augment_transform makes them)."""
     from timm.data import auto_augment as aa
     refuse = _timm_refusal(where, "RandAugment", "rand_augment_transform")
-    if t.choice_weights is not None:
-        refuse("it chooses its ops by weight (the config's \"tweights\" or \"t3aw\"): conveyor draws them uniformly")
     names = [op.name for op in t.ops]
-    if names not in (list(aa._RAND_TRANSFORMS), list(aa._RAND_INCREASING_TRANSFORMS)):
-        refuse(f"its ops are {names}: conveyor runs timm's _RAND_TRANSFORMS and _RAND_INCREASING_TRANSFORMS "
-               "(the config's \"inc\"), not the \"t\" sets")
+    weighted = t.choice_weights is not None
+    if weighted:
+        ops, weights = aa._get_weighted_transforms(aa._RAND_WEIGHTED_0)
+        if names != list(ops) or list(t.choice_weights) != list(weights):
+            refuse(f"it chooses its ops {names} by weights {list(t.choice_weights)}: conveyor runs timm's weighted "
+                   "_RAND_WEIGHTED_0 (the config's \"tweights\"), not \"t3aw\" (Pillow's GaussianBlur, Desaturate)")
+    elif names not in (list(aa._RAND_TRANSFORMS), list(aa._RAND_INCREASING_TRANSFORMS)):
+        refuse(f"its ops are {names}: conveyor runs timm's _RAND_TRANSFORMS, _RAND_INCREASING_TRANSFORMS "
+               "(the config's \"inc\") and _RAND_WEIGHTED_0 (\"tweights\"), not \"t3a\" (Pillow's GaussianBlur, "
+               "Desaturate)")
     first = t.ops[0]
     if any((op.prob, op.magnitude) != (first.prob, first.magnitude) for op in t.ops):
         refuse("its ops differ in probability or magnitude: rand_augment_transform gives them one")
     return T.TimmRandAugment(num_layers=t.num_layers, magnitude=float(first.magnitude), prob=float(first.prob),
-                             increasing=names == list(aa._RAND_INCREASING_TRANSFORMS), **_timm_shared(t.ops, refuse))
+                             increasing=names == list(aa._RAND_INCREASING_TRANSFORMS), weighted=weighted,
+                             **_timm_shared(t.ops, refuse))
 
 
 def _timm_auto_augment(t: Any, where: str) -> Any:

@@ -194,6 +194,30 @@ def test_v1_tensor_functionals_equal_torchvisions_where_they_differ_from_v2s(nam
     assert differs, f"v1's {name} equals v2's on every case: the test shows nothing"
 
 
+def test_v1_affine_and_rotate_on_tensors_take_v1s_matrix_and_fill_blend():
+    """v1's affine and rotate on tensors: v1's matrix (rotate's of the angle as given, no shortcuts)
+    and, with a fill, v1's bilinear blend `v * mask + (1 - mask) * fill`."""
+    g = torch.Generator().manual_seed(8)
+    differs = False
+    for k in range(200):  # v1's blend rounds otherwise a value or two in 200 images of 48 x 48
+        h, w = (int(torch.randint(1, 40, (1,), generator=g)), int(torch.randint(1, 40, (1,), generator=g))) if k < 20 \
+            else (48, 48)
+        image = torch.randint(0, 256, (3, h, w), dtype=torch.uint8, generator=g)
+        fill = None if k % 7 == 0 else [float(v) for v in torch.randint(0, 256, (3,), generator=g)]
+        mode = v1.InterpolationMode.BILINEAR if k % 4 else v1.InterpolationMode.NEAREST
+        angle = float(torch.rand(1, generator=g)) * 60 - 30 if k % 5 else 180.0
+        shear = [float(torch.rand(1, generator=g)) * 40 - 20, 0.0]
+        calls = [("rotate", {"angle": angle}), ("affine", {"angle": 0.0, "translate": [k % 7 - 3, 0], "scale": 1.0,
+                                                            "shear": shear, "center": [0, 0]})]
+        for name, kwargs in calls:
+            kwargs = dict(kwargs, interpolation=mode.value, fill=fill)
+            theirs = getattr(F1, name)(image, **dict(kwargs, interpolation=mode))
+            assert torch.equal(_v1_ours(image, name, kwargs), theirs), (name, kwargs, (h, w))
+            differs = differs or not torch.equal(theirs, getattr(v2.functional, name)(
+                image, **dict(kwargs, interpolation=mode)))
+    assert differs, "v1's affine and rotate equal v2's on every case: the test shows nothing"
+
+
 def _v1_op(call):
     """`call` through torchvision v1's functional (transforms.functional)."""
     kwargs = dict(call.kwargs)
@@ -228,6 +252,7 @@ def _torchvision_v1_augmix(transform, image, calls, monkeypatch):
 
 V1_AUGMIX = {
     "default": lambda: v1.AugMix(),
+    "severity 6, bilinear, filled": lambda: v1.AugMix(severity=6, fill=[90, 20, 240]),
     "severity 10, 2 chains of 3, nearest, filled": lambda: v1.AugMix(
         severity=10, mixture_width=2, chain_depth=3, alpha=0.5, interpolation=v1.InterpolationMode.NEAREST,
         fill=[10, 200, 30]),

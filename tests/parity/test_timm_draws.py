@@ -86,7 +86,7 @@ def _sign(name, kwargs):
 
 
 CONFIGS = ["rand-m9-mstd0.5-inc1", "rand-m9-mstd0.5", "rand-m7-n3-p0.8-mstd101-mmax15-inc1", "rand-m10-n1-p1.0",
-           "original-mstd0.5", "originalr", "v0-mstd101", "v0r"]
+           "rand-m9-mstd0.5-tweights", "rand-n4-p1.0-tweights", "original-mstd0.5", "originalr", "v0-mstd101", "v0r"]
 
 
 @pytest.mark.parametrize("config", CONFIGS)
@@ -97,7 +97,8 @@ def test_policy_draws_as_timm(monkeypatch, config, interpolation):
     assert type(transform).__name__ == ("RandAugment" if config.startswith("rand") else "AutoAugment")
     a, b = theirs(transform, monkeypatch), ours(transform)
     same_categories([len(run) for run in a], [len(run) for run in b], f"{config}: ops a run", categories=1)
-    if not config.startswith("rand"):  # a sub-policy's ops in order: which pairs (or one of them, or none) ran
+    # a sub-policy's ops in order, or tweights' chosen without repetition: which tuples ran
+    if not config.startswith("rand") or "tweights" in config:
         same_categories([tuple(name for name, _ in run) for run in a], [tuple(name for name, _ in run) for run in b],
                         f"{config}: a run's ops", categories=20)
     flat_a, flat_b = [c for run in a for c in run], [c for run in b for c in run]

@@ -106,6 +106,33 @@ TEST_CASE("timm's RandAugment: probability, layers, noise clipped to [0, magnitu
   CHECK(*uniform.rbegin() <= 60.0);
 }
 
+TEST_CASE("timm's weighted RandAugment (tweights) chooses by _RAND_WEIGHTED_0's weights, no op twice",
+          "[transforms][timm]") {
+  // n = 15 chooses every op once; n = 1 chooses by the weights (Rotate 3 / 10.6 of the time)
+  for (const auto& run : timm_calls({.num_layers = 15, .prob = 1.0, .weighted = true}, 300)) {
+    std::set<std::string> ops;
+    for (const DrawnCall& call : run) ops.insert(call.function);
+    CHECK(run.size() == 15);
+    CHECK(ops == std::set<std::string>{"timm.auto_contrast", "timm.brightness", "timm.color", "timm.contrast",
+                                       "timm.equalize", "timm.invert", "timm.posterize", "timm.rotate",
+                                       "timm.sharpness", "timm.shear_x", "timm.shear_y", "timm.solarize",
+                                       "timm.solarize_add", "timm.translate_x_rel", "timm.translate_y_rel"});
+  }
+  std::map<std::string, int> first;
+  const int n = 20000;
+  for (const auto& run : timm_calls({.num_layers = 1, .prob = 1.0, .weighted = true}, n)) ++first[run.at(0).function];
+  const double total = 3 + 2 + 2 + 1 + 1 + 0.25 * 3 + 0.05 * 7;
+  CHECK(std::abs(first["timm.rotate"] / double(n) - 3 / total) < 0.015);
+  CHECK(std::abs(first["timm.translate_x_rel"] / double(n) - 1 / total) < 0.01);
+  CHECK(std::abs(first["timm.invert"] / double(n) - 0.05 / total) < 0.003);
+  // no op twice: Rotate, the likeliest, after Rotate never
+  for (const auto& run : timm_calls({.num_layers = 2, .prob = 1.0, .weighted = true}, 2000))
+    CHECK(run.at(0).function != run.at(1).function);
+  CHECK(timm_config_error({.num_layers = 16, .weighted = true}).find("num_layers must be at most 15") !=
+        std::string::npos);
+  CHECK(timm_config_error({.increasing = true, .weighted = true}).find("give one") != std::string::npos);
+}
+
 TEST_CASE("timm's RandAugment refuses what timm would not run, and tensors", "[transforms][timm][errors]") {
   CHECK(timm_config_error({}).empty());
   CHECK(timm_config_error({.num_layers = 17}).find("num_layers must be in [0, 16]") != std::string::npos);

@@ -10,7 +10,8 @@
 /// (ops/pixel/mix.hpp). On a PIL image both convert to a tensor first, so the ops are the tensor
 /// kernels there too. torchvision v1's AugMix (`v1`, the classification reference's without
 /// `--use-v2`) draws alike (its signs by `torch.randint(2)`) and runs v1's tensor functionals:
-/// v1's blends and greys (ops/pixel/v1_color.hpp), affine and rotate on v1's matrix, solarize at
+/// v1's blends and greys (ops/pixel/v1_color.hpp), affine and rotate on v1's matrix with v1's
+/// fill blend, solarize at
 /// `linspace(255, 0)`. Host-only: it chooses records.
 
 #include <conveyor/batch/beta.hpp>

@@ -42,7 +42,8 @@ struct AffineParams {
   Interpolation interpolation = Interpolation::nearest;
   std::optional<std::array<double, 3>> fill{};   ///< per channel; none: zeros (torchvision's fill=None)
   std::optional<std::array<double, 2>> center{}; ///< pixels; none: the image's centre
-  /// torchvision v1's `F.affine` (torchvision.transforms.functional): its matrix (`v1_inverse_affine_matrix`)
+  /// torchvision v1's `F.affine` (torchvision.transforms.functional): its matrix (`v1_inverse_affine_matrix`),
+  /// and on a tensor its bilinear fill blend (`grid_sample`)
   bool v1 = false;
 };
 
@@ -52,7 +53,7 @@ struct RotateParams {
   Interpolation interpolation = Interpolation::nearest;
   std::optional<std::array<double, 3>> fill{};
   std::optional<std::array<double, 2>> center{};
-  /// torchvision v1's `F.rotate` on a tensor: v1's matrix of the angle as given, and no shortcuts
+  /// torchvision v1's `F.rotate` on a tensor: v1's matrix of the angle as given, no shortcuts, v1's fill blend
   bool v1 = false;
 };
 
@@ -114,10 +115,12 @@ CONVEYOR_HD inline void quarter_turn_source(int turns, int width, int height, in
 /// `_apply_grid_transform` to uint8: NEAREST rounds the position half to even; BILINEAR weighs the
 /// four neighbours with `(1 - dy)(1 - dx)` etc. and sums them as a chain of fused multiply-adds,
 /// north-west first. Outside the image: zeros without a fill; with one (`fill`, three float32
-/// values), torchvision also samples a mask of ones and gives `(v - fill) * mask + fill` (BILINEAR)
-/// or the fill where the mask is below a half (NEAREST). Rounded half to even.
+/// values), torchvision also samples a mask of ones and gives `(v - fill) * mask + fill` (BILINEAR;
+/// v1's `v * mask + (1 - mask) * fill` where `v1_blend`) or the fill where the mask is below a half
+/// (NEAREST). Rounded half to even.
 CONVEYOR_HD inline void grid_sample(Interpolation interpolation, const float* fill, float ix, float iy,
-                                    const std::uint8_t* src, int width, int height, std::uint8_t* rgb) noexcept {
+                                    const std::uint8_t* src, int width, int height, std::uint8_t* rgb,
+                                    bool v1_blend = false) noexcept {
   using namespace exact;
   if (interpolation == Interpolation::nearest) {
     const float nx = rintf(ix), ny = rintf(iy);
@@ -147,7 +150,9 @@ CONVEYOR_HD inline void grid_sample(Interpolation interpolation, const float* fi
   const float mask = fill != nullptr ? sample(3) : 1.0f;
   for (int c = 0; c < 3; ++c) {
     const float v = sample(c);
-    rgb[c] = round_u8(fill != nullptr ? add(mul(sub(v, fill[c]), mask), fill[c]) : v);
+    if (fill == nullptr) rgb[c] = round_u8(v);
+    else if (v1_blend) rgb[c] = round_u8(add(mul(v, mask), mul(sub(1.0f, mask), fill[c])));
+    else rgb[c] = round_u8(add(mul(sub(v, fill[c]), mask), fill[c]));
   }
 }
 
@@ -167,7 +172,8 @@ struct Affine {
   static constexpr std::int32_t code = 13;
   static constexpr OpKind kind = OpKind::neighbourhood;
   static constexpr const char* name = "affine";
-  // i[0]: Interpolation; i[1]: 1 with a fill; i[2]: quarter turns of a shortcut, -1 to resample;
+  // i[0]: Interpolation; i[1]: 1 with a fill (2: blended as v1 blends it); i[2]: quarter turns of a
+  // shortcut, -1 to resample;
   // i[3], i[4]: the width and height theta was made for; f[0, 6): theta; f[6, 9): float32 fill
   struct Prepared {
     float r[6];          ///< theta^T / (W / 2, H / 2): r[2k + j] weighs base coordinate k for grid axis j
@@ -192,13 +198,14 @@ struct Affine {
     const float gy = add(add(mul(bx, p.r[1]), mul(by, p.r[3])), p.r[5]);
     const float ix = fma(add(gx, 1.0f), p.half_size[0], -0.5f), iy = fma(add(gy, 1.0f), p.half_size[1], -0.5f);
     grid_sample(static_cast<Interpolation>(op.i[0]), op.i[1] != 0 ? op.f + 6 : nullptr, ix, iy, src, width, height,
-                rgb);
+                rgb, op.i[1] == 2);
   }
   /// theta holds the image size it was made for; a quarter turn keeps a square image square.
   static void check(const PixelOp& op, int width, int height) {
     detail::expect(op.i[3] == width && op.i[4] == height, name, "the record was made for another image size",
                    op.i[3] == width ? op.i[4] : op.i[3]);
     detail::expect(op.i[0] == 0 || op.i[0] == 1, name, "interpolation is nearest (0) or bilinear (1)", op.i[0]);
+    detail::expect(op.i[1] >= 0 && op.i[1] <= 2, name, "the fill is none (0), v2's (1) or v1's (2)", op.i[1]);
     detail::expect(op.i[2] >= -1 && op.i[2] <= 3, name, "a shortcut turns 0 to 3 quarters (-1: none)", op.i[2]);
     detail::expect((op.i[2] != 1 && op.i[2] != 3) || width == height, name, "a quarter turn needs a square image",
                    op.i[2]);
@@ -222,11 +229,11 @@ inline void expect_tensor_interpolation(Interpolation interpolation, const char*
 
 inline PixelOp affine_record(const std::array<double, 6>& matrix, Interpolation interpolation,
                              const std::optional<std::array<double, 3>>& fill, int quarter_turns, int width,
-                             int height) {
+                             int height, bool v1_fill = false) {
   expect_tensor_interpolation(interpolation, Affine::name);
   PixelOp op{.code = Affine::code};
   op.i[0] = static_cast<std::int32_t>(interpolation);
-  op.i[1] = fill ? 1 : 0;
+  op.i[1] = fill ? (v1_fill ? 2 : 1) : 0;
   op.i[2] = quarter_turns;
   op.i[3] = width;
   op.i[4] = height;
@@ -267,7 +274,7 @@ inline std::array<double, 2> relative_center(const std::optional<std::array<doub
   detail::expect_affine(a, width, height);
   const auto matrix = a.v1 ? v1_inverse_affine_matrix : inverse_affine_matrix;
   const auto m = matrix(detail::relative_center(a.center, width, height), a.angle, a.translate, a.scale, a.shear);
-  return detail::affine_record(m, a.interpolation, a.fill, -1, width, height);
+  return detail::affine_record(m, a.interpolation, a.fill, -1, width, height, a.v1);
 }
 
 /// The record of `rotate(image, angle, interpolation, expand=False, center, fill)` on a
@@ -280,7 +287,7 @@ inline std::array<double, 2> relative_center(const std::optional<std::array<doub
   if (r.v1)
     return detail::affine_record(v1_inverse_affine_matrix(detail::relative_center(r.center, width, height), -r.angle,
                                                           {0.0, 0.0}, 1.0, {0.0, 0.0}),
-                                 r.interpolation, r.fill, -1, width, height);
+                                 r.interpolation, r.fill, -1, width, height, true);
   const double angle = detail::python_degrees(r.angle);
   if (!r.center) {
     if (angle == 0.0) return detail::affine_record({}, r.interpolation, r.fill, 0, width, height);

@@ -6,8 +6,8 @@
 /// both products rounded to float32, then their sum (v2 fuses the second product into the sum), and
 /// its grey as `0.2989 * r + 0.587 * g + 0.114 * b`, three rounded products summed left to right (21
 /// of the 2^24 colours truncate to another grey than v2's). Brightness, posterize, solarize,
-/// equalize and invert are v2's numbers; affine and rotate are v2's kernel on v1's matrix
-/// (affine.hpp's `v1`).
+/// equalize and invert are v2's numbers; affine and rotate are v2's kernel on v1's matrix, with
+/// v1's bilinear fill blend (affine.hpp's `v1`).
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/exact_float.hpp>
