@@ -66,9 +66,10 @@ def _functional(call):
     return lambda image: getattr(v2.functional, call.function)(image, **kwargs)
 
 
-def _torchvision_augmix(transform, image, calls, monkeypatch):
-    """torchvision's AugMix `transform` on the uint8 tensor `image`, its Dirichlet weights, chain
-    depths and ops conveyor's."""
+def _replay_torchvision_augmix(transform, image, calls, monkeypatch, replay_ops):
+    """torchvision's AugMix `transform` on the uint8 tensor `image` (on a PIL image it converts to
+    this tensor), its Dirichlet weights and chain depths conveyor's; `replay_ops(ops)` patches its
+    op application to replay the iterator `ops` of conveyor's drawn calls."""
     head, chains = _chains(calls)
     weights = iter([torch.tensor([head.kwargs["m"]]), torch.tensor([head.kwargs["weights"]])])
     monkeypatch.setattr(transform, "_sample_dirichlet", lambda params: next(weights))
@@ -80,14 +81,19 @@ def _torchvision_augmix(transform, image, calls, monkeypatch):
 
     monkeypatch.setattr(torch, "randint", chain_depth)
     ops = iter(call for chain in chains for call in chain)
-    monkeypatch.setattr(transform, "_apply_image_or_video_transform",
-                        lambda img, *args, **kwargs: _functional(next(ops))(img))
+    replay_ops(ops)
     try:
         out = transform(image)
     finally:
         monkeypatch.undo()
     assert next(ops, None) is None and (transform.chain_depth > 0 or next(depths, None) is None)
     return out
+
+
+def _torchvision_augmix(transform, image, calls, monkeypatch):
+    """v2's AugMix, its ops through v2's functionals."""
+    return _replay_torchvision_augmix(transform, image, calls, monkeypatch, lambda ops: monkeypatch.setattr(
+        transform, "_apply_image_or_video_transform", lambda img, *args, **kwargs: _functional(next(ops))(img)))
 
 
 def _timm_augmix(transform, image, calls, monkeypatch):
@@ -227,27 +233,10 @@ def _v1_op(call):
 
 
 def _torchvision_v1_augmix(transform, image, calls, monkeypatch):
-    """torchvision v1's AugMix `transform` on the uint8 tensor `image` (on a PIL image it converts to
-    this tensor), its Dirichlet weights, chain depths and ops conveyor's."""
+    """v1's AugMix, its ops through v1's functionals (autoaugment.py's `_apply_op`)."""
     from torchvision.transforms import autoaugment
-    head, chains = _chains(calls)
-    weights = iter([torch.tensor([head.kwargs["m"]]), torch.tensor([head.kwargs["weights"]])])
-    monkeypatch.setattr(transform, "_sample_dirichlet", lambda params: next(weights))
-    depths = iter([len(c) for c in chains])
-    randint = torch.randint
-
-    def chain_depth(*args, **kwargs):  # forward's `torch.randint(low=1, high=4, size=(1,))`
-        return torch.tensor([next(depths)]) if kwargs.get("low") == 1 else randint(*args, **kwargs)
-
-    monkeypatch.setattr(torch, "randint", chain_depth)
-    ops = iter(call for chain in chains for call in chain)
-    monkeypatch.setattr(autoaugment, "_apply_op", lambda img, *args, **kwargs: _v1_op(next(ops))(img))
-    try:
-        out = transform(image)
-    finally:
-        monkeypatch.undo()
-    assert next(ops, None) is None and (transform.chain_depth > 0 or next(depths, None) is None)
-    return out
+    return _replay_torchvision_augmix(transform, image, calls, monkeypatch, lambda ops: monkeypatch.setattr(
+        autoaugment, "_apply_op", lambda img, *args, **kwargs: _v1_op(next(ops))(img)))
 
 
 V1_AUGMIX = {

@@ -19,6 +19,17 @@ namespace conveyor {
 inline namespace v0 {
 namespace ops::pixel {
 
+/// The 3 x 3 filter of channel `c` at `centre` (a pixel inside the border; `row`: bytes a row),
+/// rounded half to even: the blurred degenerate image's value.
+[[nodiscard]] CONVEYOR_HD inline float sharpness_blur(const std::uint8_t* centre, std::int64_t row, int c) noexcept {
+  const float edge = static_cast<float>(1.0 / 13.0), middle = static_cast<float>(5.0 / 13.0);
+  float acc = 0.0f;
+  for (int i = -1; i <= 1; ++i)
+    for (int j = -1; j <= 1; ++j)
+      acc = exact::fma(to_float(centre[i * row + j * 3 + c]), i == 0 && j == 0 ? middle : edge, acc);
+  return rintf(acc);
+}
+
 struct AdjustSharpness {
   static constexpr std::int32_t code = 11;
   static constexpr OpKind kind = OpKind::neighbourhood;
@@ -33,15 +44,10 @@ struct AdjustSharpness {
       for (int c = 0; c < 3; ++c) rgb[c] = centre[c];
       return;
     }
-    const float edge = static_cast<float>(1.0 / 13.0), middle = static_cast<float>(5.0 / 13.0);
     const std::int64_t row = std::int64_t{width} * 3;
     for (int c = 0; c < 3; ++c) {
-      float acc = 0.0f;
-      for (int i = -1; i <= 1; ++i)
-        for (int j = -1; j <= 1; ++j)
-          acc = exact::fma(to_float(centre[i * row + j * 3 + c]), i == 0 && j == 0 ? middle : edge, acc);
       const float x0 = to_float(centre[c]);
-      rgb[c] = saturate_u8(exact::fma(exact::sub(rintf(acc), x0), op.f[0], x0));
+      rgb[c] = saturate_u8(exact::fma(exact::sub(sharpness_blur(centre, row, c), x0), op.f[0], x0));
     }
   }
 };

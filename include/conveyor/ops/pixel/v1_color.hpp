@@ -11,6 +11,7 @@
 
 #include <conveyor/config.hpp>
 #include <conveyor/ops/exact_float.hpp>
+#include <conveyor/ops/pixel/adjust_sharpness.hpp>
 #include <conveyor/ops/pixel/blend.hpp>
 #include <conveyor/ops/pixel/op.hpp>
 
@@ -77,19 +78,9 @@ struct AdjustSharpness {
       return;
     }
     const bool border = x == 0 || y == 0 || x == width - 1 || y == height - 1;
-    const float edge = static_cast<float>(1.0 / 13.0), middle = static_cast<float>(5.0 / 13.0);
     const std::int64_t row = std::int64_t{width} * 3;
-    for (int c = 0; c < 3; ++c) {
-      float blurred = to_float(centre[c]);
-      if (!border) {
-        float acc = 0.0f;
-        for (int i = -1; i <= 1; ++i)
-          for (int j = -1; j <= 1; ++j)
-            acc = exact::fma(to_float(centre[i * row + j * 3 + c]), i == 0 && j == 0 ? middle : edge, acc);
-        blurred = rintf(acc);
-      }
-      rgb[c] = v1::blend(op, centre[c], blurred);
-    }
+    for (int c = 0; c < 3; ++c)
+      rgb[c] = v1::blend(op, centre[c], border ? to_float(centre[c]) : sharpness_blur(centre, row, c));
   }
 };
 
