@@ -17,6 +17,7 @@ import argparse
 import pathlib
 import sys
 import time
+from typing import Literal
 
 import torch
 import torchvision
@@ -54,7 +55,8 @@ def main() -> int:
     if classes < 1:
         ap.error(f"--classes: {args.data} has no class folders to count; say how many classes its labels span")
     dtype = "bf16" if device.type == "cuda" else "f32"
-    decode = args.decode or ("auto" if device.type == "cuda" and conveyor.has_gpu_decoding() else "cpu")
+    decode: Literal["cpu", "gpu", "auto"] = args.decode or (
+        "auto" if device.type == "cuda" and conveyor.has_gpu_decoding() else "cpu")
     loader = conveyor.Loader(train, batch_size=args.batch, shuffle=True, seed=42, workers=args.workers,
                              device=args.device, decode=decode,
                              transform=conveyor.ImageAugment.train(args.size, dtype=dtype))

@@ -3,11 +3,20 @@ names the class, the parameter and the value, before anything reaches the C++ bi
 message would be its overload signature)."""
 import operator
 import os
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Literal, Optional, Sequence, Union
 
 from . import _conveyor
 
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+# The named choices of the Loader's and Preprocessor's options, for type checkers: the C++
+# declarations' (`_conveyor.option_choices()`, which tests/python/test_typing.py holds them to), and
+# the Python side's own output and image_backend.
+OnError = Literal["raise", "skip"]
+Decode = Literal["cpu", "gpu", "auto"]
+GpuUpsampling = Literal["interpolated", "replicated"]
+Output = Literal["torch", "numpy", "dlpack"]
+ImageBackend = Literal["pil", "tensor"]
 
 
 def _shown(value: Any) -> str:

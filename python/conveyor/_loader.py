@@ -179,11 +179,11 @@ class Loader:
     def __init__(self, dataset: Union[_conveyor.Dataset, _args.PathLike], batch_size: int = 256,
                  shuffle: bool = False, seed: int = 0, transform: Any = None,
                  workers: int = -1, prefetch: Union[int, str] = "auto", memory_budget: Union[int, str] = 0,
-                 drop_last: bool = False, on_error: str = "raise",
+                 drop_last: bool = False, on_error: _args.OnError = "raise",
                  device: Any = "cpu", stream: Any = None, distributed: Union[bool, str, Tuple[int, int]] = False,
-                 output: Optional[str] = None, shard_window: int = 0, decode: str = "cpu",
-                 gpu_share: Optional[float] = None, gpu_upsampling: str = "interpolated", batch_transform: Any = None,
-                 image_backend: Optional[str] = None):
+                 output: Optional[_args.Output] = None, shard_window: int = 0, decode: _args.Decode = "cpu",
+                 gpu_share: Optional[float] = None, gpu_upsampling: _args.GpuUpsampling = "interpolated",
+                 batch_transform: Any = None, image_backend: Optional[_args.ImageBackend] = None):
         who = "Loader"
         if isinstance(dataset, (str, bytes, os.PathLike)):
             dataset = open_dataset(dataset)

@@ -28,9 +28,9 @@ class Preprocessor:
 
     def __init__(self, transform: Any = None, max_images: int = 32, lanes: int = 2,
                  max_waiting: int = 64, workers: int = -1, prefetch: int = 3, device: Any = "cpu",
-                 stream: Any = None, decode: str = "cpu", gpu_share: Optional[float] = None,
-                 output: Optional[str] = None, gpu_upsampling: str = "interpolated",
-                 image_backend: Optional[str] = None):
+                 stream: Any = None, decode: _args.Decode = "cpu", gpu_share: Optional[float] = None,
+                 output: Optional[_args.Output] = None, gpu_upsampling: _args.GpuUpsampling = "interpolated",
+                 image_backend: Optional[_args.ImageBackend] = None):
         who = "Preprocessor"
         if isinstance(transform, (RawTensor, Views, list)):
             raise _conveyor.ConfigError("Preprocessor: a request holds encoded images: use an ImageAugment or a Compose")

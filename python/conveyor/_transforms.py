@@ -193,7 +193,7 @@ class ImageAugment:
         return cls(crop="center", size=crop, resize=resize, **fields)
 
     @classmethod
-    def from_transforms(cls, pipeline: Any, image_backend: Optional[str] = None) -> "ImageAugment":
+    def from_transforms(cls, pipeline: Any, image_backend: Optional[_args.ImageBackend] = None) -> "ImageAugment":
         """The ImageAugment that runs `pipeline`, a torchvision Compose (or one transform) or
         conveyor.transforms' equivalent, equal to torchvision bit for bit on the images its dataset
         would give it: `torchvision.io.decode_image(path, mode=ImageReadMode.RGB)` with
@@ -263,7 +263,18 @@ def compiled_transform(who: str, transform: Any, image_backend: Optional[str]) -
                                         "resampling and pil_transforms say what a Compose's image_backend would)")
         return transform
     if isinstance(transform, list):
-        return Views(transform, image_backend=image_backend)
+        views = Views(transform, image_backend=image_backend)
+        try:
+            views.parts()
+        except _conveyor.ConfigError as e:
+            single = next((v for v in transform if _one_transform(v)), None)
+            if single is None:
+                raise
+            raise _conveyor.ConfigError(
+                f"{who}: transform is a list, which conveyor reads as views (one pipeline each, as DINO's crops), "
+                f"and one of them fails, but it holds single transforms ({type(single).__name__}): for one "
+                f"pipeline, wrap the list in transforms.Compose([...]). The view's error: {e}") from None
+        return views
     from . import _compose  # which builds ImageAugments
     a = _compose.image_augment(transform, image_backend, five_crop=True)
     if a.crop not in _FIVE_CROP_PARTS:
@@ -271,6 +282,12 @@ def compiled_transform(who: str, transform: Any, image_backend: Optional[str]) -
     # FiveCrop (TenCrop): a view per crop, in torchvision's order, as the DataLoader collates its tuple
     flips = ("image",) if a.five_crop_of == "image" else ("image", a.five_crop_of)
     return Views([dataclasses.replace(a, crop=part, five_crop_of=of) for of in flips for part in _FIVE_CROP_PARTS])
+
+
+def _one_transform(v: Any) -> bool:
+    """Whether `v` is one of torchvision's or timm's transforms, not a pipeline of them."""
+    module = type(v).__module__
+    return type(v).__name__ != "Compose" and (module.startswith("torchvision.transforms") or module.startswith("timm."))
 
 
 @dataclasses.dataclass
@@ -305,7 +322,7 @@ class Views:
 
     views: Sequence[Any]
     grouped: bool = False
-    image_backend: Optional[str] = None
+    image_backend: Optional[_args.ImageBackend] = None
 
     def parts(self) -> List[Tuple[Any, int]]:
         """(ImageAugment, count) for each view."""

@@ -41,7 +41,8 @@ def test_mypy_strict_passes_over_the_examples_and_catches_wrong_calls(tmp_path):
                      "    return e.index\n"
                      "from conveyor import transforms as T\n"
                      "blur = T.GaussianBlur(kernel_size=3, sigma=(0.1, 2.0))\n"
-                     "posterize = T.RandomPosterize(bits='3')\n")
+                     "posterize = T.RandomPosterize(bits='3')\n"
+                     "skipping = conveyor.Loader('data', on_error='skp')\n")
     out, err, status = api.run(config + ["--strict", str(wrong)])
     assert status == 1
     assert 'Argument "batch_size" to "Loader" has incompatible type "str"' in out, out
@@ -50,3 +51,23 @@ def test_mypy_strict_passes_over_the_examples_and_catches_wrong_calls(tmp_path):
     # the pixel transforms' stubs, written from their C++ declarations at build
     assert 'wrong.py:8: error: Argument "bits" to "RandomPosterize" has incompatible type "str"; expected "int"' in out, out
     assert "wrong.py:7:" not in out, out
+    # the options' named choices, as Literal types
+    assert 'wrong.py:9: error: Argument "on_error" to "Loader" has incompatible type' in out, out
+
+
+def test_the_options_literal_types_are_the_cpp_declarations_choices():
+    """Loader's and Preprocessor's on_error, decode and gpu_upsampling are typed with the choices
+    their C++ declarations name, so a choice added there fails here until the type names it."""
+    import typing
+    from conveyor import _args, _conveyor
+    declared = _conveyor.option_choices()
+    for cls in ("Loader", "Preprocessor"):
+        hints = typing.get_type_hints(getattr(conveyor, cls).__init__)
+        for name, alias in (("on_error", _args.OnError), ("decode", _args.Decode),
+                            ("gpu_upsampling", _args.GpuUpsampling)):
+            if name in declared[cls]:
+                assert typing.get_args(alias) == declared[cls][name], (cls, name)
+            if name in hints:  # the Preprocessor raises on a bad image (no on_error)
+                assert hints[name] == alias, (cls, name)
+        assert set(declared[cls]) <= {"on_error", "decode", "gpu_upsampling"}, declared[cls]
+        assert typing.get_args(hints["output"]) == (_args.Output, type(None))

@@ -59,6 +59,18 @@ def test_views_it_cannot_run_are_refused_by_position():
         loader([GLOBAL, LOCAL], batch_transform=v2.MixUp(num_classes=3))
 
 
+def test_a_list_of_single_transforms_meant_as_a_compose_is_told_so():
+    """A Compose's list given without the Compose is read as views: the error says what it read and
+    what to write, beside the view's own error."""
+    with pytest.raises(conveyor.ConfigError, match=r"^Loader: transform is a list, which conveyor reads as views .* "
+                                                   r"single transforms \(RandomResizedCrop\): for one pipeline, wrap "
+                                                   r"the list in transforms.Compose\(\[...\]\)\. The view's error: .*before any crop"):
+        loader([v2.RandomResizedCrop(64), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
+    # single crops as views, each a pipeline of one transform, still run
+    (copies, _), *_ = list(loader([v2.RandomResizedCrop(48), v2.CenterCrop(32)]))
+    assert [tuple(c.shape[1:]) for c in copies] == [(3, 48, 48), (3, 32, 32)]
+
+
 @pytest.mark.skipif(not (conveyor.has_cuda_backend() and torch.cuda.is_available()), reason="needs a CUDA device")
 def test_a_device_loader_gives_the_cpu_loaders_views():
     for (a, _), (b, _) in zip(loader([GLOBAL, LOCAL, LOCAL]), loader([GLOBAL, LOCAL, LOCAL], device="cuda")):
